@@ -1,0 +1,150 @@
+"""Type stubs for maguyva._core, the compiled kernels of maguyva (see rust/python/src)."""
+
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class CorruptIndexError(ValueError):
+    """A saved index is damaged, truncated or of an unsupported format version."""
+
+# Hamming top-k -----------------------------------------------------------------------------
+
+def hamming_kernels() -> list[str]:
+    """The popcount kernels this CPU supports, slowest first; the last one is the default.
+
+    Names: "scalar", "popcnt", "avx2", "avx512-vpopcntdq".
+    """
+
+def hamming_top_k(
+    codes: npt.NDArray[np.uint8],
+    queries: npt.NDArray[np.uint8],
+    k: int,
+    allow: npt.ArrayLike | None = None,
+    threads: int = 0,
+    kernel: str | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """The k rows of `codes` nearest to each query by Hamming distance, nearest first.
+
+    `codes` is a C-contiguous (n, bytes) uint8 array of packed bits, read in place. `queries` is
+    one code (bytes,) or a batch (q, bytes). Ties are broken by the smaller row id. `allow`
+    restricts the search to those row ids. `threads` = 0 uses every core, 1 the calling thread.
+    Returns (rows, distances), shaped (min(k, candidates),) for one query or (q, min(k,
+    candidates)) for a batch. The GIL is released during the search.
+    """
+
+# Trigram index -----------------------------------------------------------------------------
+
+class LiteralMatches:
+    """Documents matching a literal, as parallel arrays."""
+
+    doc_ids: npt.NDArray[np.uint32]
+    """Matching document ids, ascending."""
+    counts: npt.NDArray[np.uint32]
+    """Non-overlapping occurrences of the literal per document."""
+    line_offsets: npt.NDArray[np.uint64]
+    """Document i's lines are lines[line_offsets[i]:line_offsets[i + 1]]."""
+    lines: npt.NDArray[np.uint32]
+    """1-based numbers of the lines where a match starts."""
+
+    def __len__(self) -> int: ...
+    def lines_of(self, i: int) -> npt.NDArray[np.uint32]:
+        """The matching line numbers of the i-th matching document."""
+
+class TrigramIndex:
+    """A trigram index over documents of bytes, with the documents stored in it.
+
+    Candidates come from posting-list intersections over ASCII-case-folded trigrams and are
+    verified against the stored bytes, so answers are exact. `str` arguments are searched as
+    UTF-8; any bytes may be indexed.
+    """
+
+    @staticmethod
+    def build(docs: Sequence[tuple[int, bytes | str]]) -> tuple[TrigramIndex, list[int]]:
+        """Index (doc_id, content) pairs in parallel; return the index and the ids of the
+        documents skipped as binary (a NUL byte in their first 8 KiB)."""
+    @staticmethod
+    def load(path: str | PathLike[str]) -> TrigramIndex:
+        """Read an index written by `save`; raises CorruptIndexError if it is damaged."""
+    @staticmethod
+    def from_bytes(data: bytes) -> TrigramIndex:
+        """Read an index from the bytes `to_bytes` returned."""
+    def save(self, path: str | PathLike[str]) -> None:
+        """Write the index atomically (temporary file, then rename)."""
+    def to_bytes(self) -> bytes:
+        """The serialized index (format version, sections, CRC32)."""
+    def search(self, literal: bytes | str, case_insensitive: bool = False) -> LiteralMatches:
+        """Documents containing `literal` (ASCII case folded if asked), with counts and lines."""
+    def count_terms(
+        self, terms: Sequence[bytes | str], case_insensitive: bool = False
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """(doc_ids, counts) where counts[i, j] is how often term j occurs in doc_ids[i]; only
+        documents holding at least one term."""
+    def doc_ids(self) -> npt.NDArray[np.uint32]:
+        """The ids of the indexed documents, ascending."""
+    def doc_len(self, doc_id: int) -> int | None:
+        """Length in bytes of a document, None if it is not indexed."""
+    def doc_bytes(self, doc_id: int) -> bytes:
+        """The stored content of a document; ValueError if it is not indexed."""
+    @property
+    def doc_count(self) -> int: ...
+    @property
+    def trigram_count(self) -> int: ...
+    @property
+    def postings_bytes(self) -> int: ...
+    @property
+    def content_bytes(self) -> int: ...
+    @property
+    def size_bytes(self) -> int: ...
+    def __len__(self) -> int: ...
+
+# Weighted Reciprocal Rank Fusion -----------------------------------------------------------
+
+def centrality_boost(centrality: float) -> float:
+    """min(1 + 0.3 ln(1 + centrality), 1.5); negative or NaN centrality counts as 0."""
+
+def rrf_fuse(
+    lists: Sequence[npt.ArrayLike],
+    weights: Sequence[float],
+    k: float,
+    centrality: npt.ArrayLike,
+    demotion: npt.ArrayLike,
+    file_ids: npt.ArrayLike,
+    top_k: int,
+) -> tuple[
+    npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.float64]
+]:
+    """Fuse ranked lists of chunk ids by weighted RRF.
+
+    A chunk at 0-based rank r of list j earns weights[j] / (k + r + 1), times its centrality
+    boost and its demotion factor (in [0, 1]); scores sum over lists. One chunk per file is
+    kept (file_ids[chunk]), best first, ties by smaller chunk id, at most top_k.
+    Returns (chunks, scores, ranks (n, lists; -1 = not found), contributions (n, lists)).
+    """
+
+# Repository walk ---------------------------------------------------------------------------
+
+def walk(
+    root: str | PathLike[str],
+    max_file_size: int = 1_000_000,
+    include_hidden: bool = False,
+    include_dependency_dirs: bool = False,
+    respect_gitignore: bool = True,
+) -> tuple[list[tuple[Path, int, int]], dict[str, int]]:
+    """The indexable files under `root` as (relative path, size, mtime_ns), sorted by path, and
+    how many were left out by reason ("too_large", "symlink", "unreadable", ...).
+
+    Honours .gitignore (also without a .git folder), .ignore and .maguyvaignore; never enters
+    VCS folders; skips dependency and cache folders unless asked. Raises FileNotFoundError for a
+    missing root, ValueError for a root that is not a directory.
+    """
+
+def read_files(
+    root: str | PathLike[str], paths: Sequence[str | PathLike[str]], max_file_size: int = 1_000_000
+) -> list[bytes | str]:
+    """Read files (relative to `root`) in parallel: each item is the file's bytes, or the reason
+    it was skipped ("binary", "unreadable", "vanished", "too_large")."""

@@ -1,0 +1,136 @@
+"""The `maguyva` command line: `maguyva index [PATH]` and `maguyva search QUERY [PATH]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from maguyva._core import CorruptIndexError, TrigramIndex
+from maguyva.index.build import build_text_index
+from maguyva.index.store import TEXT_INDEX, IndexNotFoundError, Manifest, default_index_dir
+from maguyva.query.retrievers.text import bm25_rank, matching_lines, query_terms
+
+SNIPPET_LINES = 3
+
+
+class UsageError(Exception):
+    """A mistake in the command line, reported as one line."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (UsageError, OSError, CorruptIndexError, ValueError) as err:
+        print(f"maguyva: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="maguyva", description="Search a codebase by asking a question.")
+    commands = top.add_subparsers(required=True, metavar="COMMAND")
+
+    index = commands.add_parser("index", help="build or rebuild the index of a repository")
+    index.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    add_index_dir(index)
+    index.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    index.set_defaults(run=run_index)
+
+    search = commands.add_parser("search", help="search a repository (indexing it first if needed)")
+    search.add_argument("query", help="the question, a name, or a \"quoted string\"")
+    search.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")
+    search.add_argument("--json", action="store_true", help="print results as JSON")
+    add_index_dir(search)
+    search.set_defaults(run=run_search)
+    return top
+
+
+def add_index_dir(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--index-dir", type=Path, help="where the index lives (default: a per-user cache folder)"
+    )
+
+
+def repository_root(path: str) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise UsageError(f"path not found: {path}")
+    if not root.is_dir():
+        raise UsageError(f"not a directory: {path}")
+    return root.resolve()
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_index(args: argparse.Namespace) -> int:
+    root = repository_root(args.path)
+    index_dir = args.index_dir or default_index_dir(root)
+    summary = build_text_index(root, index_dir, progress=None if args.quiet else say)
+    if not args.quiet:
+        skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items())) or "none"
+        say(
+            f"indexed {summary.files} files ({summary.bytes_indexed / 1e6:.1f} MB) in "
+            f"{summary.seconds:.2f} s into {index_dir} ({summary.index_bytes / 1e6:.1f} MB); "
+            f"skipped: {skipped}"
+        )
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise UsageError("the query is empty")
+    if args.top_k < 1:
+        raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
+    root = repository_root(args.path)
+    index_dir = args.index_dir or default_index_dir(root)
+    try:
+        manifest = Manifest.read(index_dir)
+    except IndexNotFoundError:
+        build_text_index(root, index_dir, progress=say)
+        manifest = Manifest.read(index_dir)
+    text_index = TrigramIndex.load(index_dir / TEXT_INDEX)
+    terms = query_terms(args.query)
+    hits = bm25_rank(text_index, terms, args.top_k)
+    paths = {entry.doc_id: entry.path for entry in manifest.files}
+    lines = matching_lines(text_index, [hit.doc_id for hit in hits], terms)
+    results = [
+        {
+            "path": paths[hit.doc_id],
+            "score": round(hit.score, 4),
+            "lines": lines[hit.doc_id],
+            "snippet": snippet(text_index.doc_bytes(hit.doc_id), lines[hit.doc_id]),
+        }
+        for hit in hits
+    ]
+    if args.json:
+        print(json.dumps({"query": args.query, "terms": terms, "results": results}, indent=2))
+    else:
+        print_results(results)
+    return 0
+
+
+def snippet(content: bytes, lines: list[int]) -> list[tuple[int, str]]:
+    """The first few matching lines, numbered, decoded leniently."""
+    text = content.decode("utf-8", errors="replace").splitlines()
+    return [(n, text[n - 1].strip()[:160]) for n in lines[:SNIPPET_LINES] if 0 < n <= len(text)]
+
+
+def print_results(results: list[dict]) -> None:
+    if not results:
+        print("no results")
+    for result in results:
+        print(f"{result['path']}  (score {result['score']})")
+        for number, line in result["snippet"]:
+            print(f"  {number:>5}: {line}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

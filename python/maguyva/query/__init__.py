@@ -1,0 +1,1 @@
+"""The answering side of maguyva: retrieve, fuse, present."""

@@ -1,0 +1,1 @@
+"""One retriever per modality."""

@@ -1,0 +1,325 @@
+//! Exact k-nearest-neighbour search over packed binary codes by Hamming distance.
+//!
+//! Codes are rows of `row_bytes` bytes (dims / 8), stored contiguously as a numpy array would
+//! store them. A search scans the rows tile by tile: every query of a batch is compared with a
+//! tile while it is still in cache, and each worker keeps a bounded heap per query. Results are
+//! the `k` rows of smallest distance, ties broken by the smaller row id, so they are exactly what
+//! a stable sort of all distances would give.
+
+mod popcount;
+mod select;
+
+pub use popcount::Kernel;
+
+use crate::{Error, Result};
+use rayon::prelude::*;
+use select::BoundedHeap;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Rows per tile: 256 rows of 128 bytes stay in a 32 KiB L1 cache with room for the queries.
+const TILE_ROWS: usize = 256;
+
+/// Below this many rows a scan is faster on the calling thread than split across workers.
+const MIN_PARALLEL_ROWS: usize = 16 * 1024;
+
+/// A borrowed matrix of packed binary codes: `rows` rows of `row_bytes` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Codes<'a> {
+    data: &'a [u8],
+    row_bytes: usize,
+}
+
+impl<'a> Codes<'a> {
+    /// Wraps `data` as rows of `row_bytes` bytes; `data.len()` must be a multiple of `row_bytes`
+    /// and the row count must fit in a `u32`.
+    pub fn new(data: &'a [u8], row_bytes: usize) -> Result<Self> {
+        if row_bytes == 0 {
+            return Err(Error::InvalidArgument("codes must have at least one byte per row".into()));
+        }
+        if data.len() % row_bytes != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} bytes of codes are not a whole number of {row_bytes}-byte rows",
+                data.len()
+            )));
+        }
+        if data.len() / row_bytes > u32::MAX as usize {
+            return Err(Error::InvalidArgument("more than 2^32 - 1 rows of codes".into()));
+        }
+        Ok(Codes { data, row_bytes })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.data.len() / self.row_bytes
+    }
+
+    /// Bytes per row.
+    pub fn row_bytes(&self) -> usize {
+        self.row_bytes
+    }
+
+    fn row(&self, row: usize) -> &'a [u8] {
+        &self.data[row * self.row_bytes..(row + 1) * self.row_bytes]
+    }
+}
+
+/// One search result: a row and its Hamming distance to the query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Neighbor {
+    /// Hamming distance to the query, in bits. Compared first, so neighbours sort nearest first.
+    pub distance: u32,
+    /// Row id in the code matrix; breaks ties between equal distances.
+    pub row: u32,
+}
+
+/// How a search is run.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchOptions {
+    /// Worker threads: 0 uses every core (the shared pool), 1 runs on the calling thread.
+    pub threads: usize,
+    /// The popcount kernel; [`Kernel::detect`] unless a caller wants to compare kernels.
+    pub kernel: Kernel,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { threads: 0, kernel: Kernel::detect() }
+    }
+}
+
+/// The `k` rows nearest to `query`, nearest first, restricted to `allow` when given.
+pub fn top_k(codes: &Codes, query: &[u8], k: usize, allow: Option<&[u32]>) -> Result<Vec<Neighbor>> {
+    let mut all = top_k_batch(codes, query, k, allow, SearchOptions::default())?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// For each query in `queries` (concatenated rows of `codes.row_bytes()` bytes), its `k`
+/// nearest rows, nearest first. `allow`, when given, restricts the search to those rows (in any
+/// order; repeats are ignored); an id outside the matrix is an error.
+pub fn top_k_batch(
+    codes: &Codes,
+    queries: &[u8],
+    k: usize,
+    allow: Option<&[u32]>,
+    options: SearchOptions,
+) -> Result<Vec<Vec<Neighbor>>> {
+    let queries = Codes::new(queries, codes.row_bytes).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "queries of {} bytes are not a whole number of {}-byte codes",
+            queries.len(),
+            codes.row_bytes
+        ))
+    })?;
+    let allow = allow.map(|rows| normalize_allow_list(rows, codes.rows())).transpose()?;
+    let candidates = allow.as_ref().map_or(codes.rows(), Vec::len);
+    let k = k.min(candidates);
+    if k == 0 || queries.rows() == 0 {
+        return Ok(vec![Vec::new(); queries.rows()]);
+    }
+    let scan = Scan { codes, queries: &queries, k, kernel: options.kernel, allow: allow.as_deref() };
+    let tiles = candidates.div_ceil(TILE_ROWS);
+    let heaps = if options.threads == 1 || candidates < MIN_PARALLEL_ROWS {
+        scan.tiles(0..tiles, scan.empty_heaps())
+    } else {
+        run_in_pool(options.threads, || {
+            (0..tiles)
+                .into_par_iter()
+                .with_min_len(4)
+                .fold(|| scan.empty_heaps(), |heaps, tile| scan.tiles(tile..tile + 1, heaps))
+                .reduce(|| scan.empty_heaps(), merge_heaps)
+        })
+    };
+    Ok(heaps.into_iter().map(BoundedHeap::into_sorted).collect())
+}
+
+/// Sorted, deduplicated, bounds-checked allow-list.
+fn normalize_allow_list(rows: &[u32], n: usize) -> Result<Vec<u32>> {
+    if let Some(&bad) = rows.iter().find(|&&r| r as usize >= n) {
+        return Err(Error::RowOutOfRange { row: bad as u64, rows: n });
+    }
+    let mut rows = rows.to_vec();
+    rows.sort_unstable();
+    rows.dedup();
+    Ok(rows)
+}
+
+fn merge_heaps(mut a: Vec<BoundedHeap>, b: Vec<BoundedHeap>) -> Vec<BoundedHeap> {
+    for (into, from) in a.iter_mut().zip(b) {
+        into.merge(from);
+    }
+    a
+}
+
+/// One search in progress: what every worker needs to scan its share of tiles.
+struct Scan<'s, 'a> {
+    codes: &'s Codes<'a>,
+    queries: &'s Codes<'s>,
+    k: usize,
+    kernel: Kernel,
+    allow: Option<&'s [u32]>,
+}
+
+impl Scan<'_, '_> {
+    fn empty_heaps(&self) -> Vec<BoundedHeap> {
+        (0..self.queries.rows()).map(|_| BoundedHeap::new(self.k)).collect()
+    }
+
+    /// Scans the tiles in `range` into `heaps` (one per query).
+    fn tiles(&self, range: std::ops::Range<usize>, mut heaps: Vec<BoundedHeap>) -> Vec<BoundedHeap> {
+        let row_bytes = self.codes.row_bytes;
+        let mut distances = [0u32; TILE_ROWS];
+        let mut gathered = Vec::new();
+        for tile in range {
+            let first = tile * TILE_ROWS;
+            let (rows, tile_bytes): (&[u32], &[u8]) = match self.allow {
+                None => {
+                    let last = (first + TILE_ROWS).min(self.codes.rows());
+                    (&[], &self.codes.data[first * row_bytes..last * row_bytes])
+                }
+                Some(allow) => {
+                    // Copy the allowed rows into one contiguous tile so the kernels see the
+                    // same layout either way; a tile is small enough to stay in cache.
+                    let ids = &allow[first..(first + TILE_ROWS).min(allow.len())];
+                    gathered.clear();
+                    for &row in ids {
+                        gathered.extend_from_slice(self.codes.row(row as usize));
+                    }
+                    (ids, &gathered)
+                }
+            };
+            let count = tile_bytes.len() / row_bytes;
+            for (q, heap) in heaps.iter_mut().enumerate() {
+                let out = &mut distances[..count];
+                self.kernel.tile_distances(tile_bytes, self.queries.row(q), out);
+                for (i, &distance) in out.iter().enumerate() {
+                    let row = if self.allow.is_some() { rows[i] } else { (first + i) as u32 };
+                    if select::key(distance, row) < heap.bound() {
+                        heap.offer(Neighbor { distance, row });
+                    }
+                }
+            }
+        }
+        heaps
+    }
+}
+
+/// Runs `work` on the shared pool (threads == 0) or on a pool of exactly `threads` workers,
+/// built once per size and kept, because building a pool costs more than a small search.
+fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    if threads == 0 {
+        return work();
+    }
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let pool = {
+        let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        pools
+            .entry(threads)
+            .or_insert_with(|| {
+                Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .thread_name(|i| format!("maguyva-hamming-{i}"))
+                        .build()
+                        .expect("a thread pool of a valid size can be built"),
+                )
+            })
+            .clone()
+    };
+    pool.install(work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(codes: &Codes, query: &[u8], k: usize, allow: Option<&[u32]>) -> Vec<Neighbor> {
+        let rows: Vec<u32> = match allow {
+            Some(a) => {
+                let mut a = a.to_vec();
+                a.sort_unstable();
+                a.dedup();
+                a
+            }
+            None => (0..codes.rows() as u32).collect(),
+        };
+        let mut all: Vec<Neighbor> = rows
+            .into_iter()
+            .map(|row| Neighbor {
+                row,
+                distance: codes
+                    .row(row as usize)
+                    .iter()
+                    .zip(query)
+                    .map(|(a, b)| (a ^ b).count_ones())
+                    .sum(),
+            })
+            .collect();
+        all.sort();
+        all.truncate(k);
+        all
+    }
+
+    fn bytes(len: usize, seed: u64) -> Vec<u8> {
+        let mut s = seed | 1;
+        (0..len)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 56) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_reference_across_sizes_threads_and_kernels() {
+        for (rows, row_bytes, k) in [(0, 32, 5), (3, 32, 10), (1000, 16, 7), (40_000, 32, 10)] {
+            let data = bytes(rows * row_bytes, rows as u64);
+            let codes = Codes::new(&data, row_bytes).unwrap();
+            let queries = bytes(3 * row_bytes, 99);
+            for kernel in Kernel::available() {
+                for threads in [0, 1, 2] {
+                    let got = top_k_batch(&codes, &queries, k, None, SearchOptions { threads, kernel })
+                        .unwrap();
+                    for (q, hits) in got.iter().enumerate() {
+                        let query = &queries[q * row_bytes..(q + 1) * row_bytes];
+                        assert_eq!(hits, &reference(&codes, query, k, None), "{rows} rows {kernel:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_break_by_row_id() {
+        // Every row is identical, so the answer is decided by row id alone.
+        let data = vec![0x5au8; 64 * 50_000];
+        let codes = Codes::new(&data, 64).unwrap();
+        let hits = top_k(&codes, &[0u8; 64], 4, None).unwrap();
+        assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn allow_list_restricts_dedupes_and_checks_bounds() {
+        let data = bytes(300 * 32, 5);
+        let codes = Codes::new(&data, 32).unwrap();
+        let query = bytes(32, 11);
+        let allow = [299, 5, 17, 5, 120, 250, 0];
+        let hits = top_k(&codes, &query, 10, Some(&allow)).unwrap();
+        assert_eq!(hits, reference(&codes, &query, 10, Some(&allow)));
+        assert_eq!(hits.len(), 6);
+        assert!(matches!(
+            top_k(&codes, &query, 3, Some(&[300])),
+            Err(Error::RowOutOfRange { row: 300, rows: 300 })
+        ));
+        assert!(top_k(&codes, &query, 3, Some(&[])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rejects_ragged_input() {
+        assert!(Codes::new(&[0u8; 10], 4).is_err());
+        assert!(Codes::new(&[0u8; 8], 0).is_err());
+        let data = [0u8; 64];
+        let codes = Codes::new(&data, 32).unwrap();
+        assert!(top_k(&codes, &[0u8; 31], 1, None).is_err());
+    }
+}

@@ -1,0 +1,349 @@
+//! A trigram index over documents of arbitrary bytes, answering literal (fixed-string) queries.
+//!
+//! Every indexed document is stored inside the index, so a query needs no file I/O: the posting
+//! lists of the literal's trigrams are intersected to find candidate documents, and each
+//! candidate is verified against its stored bytes (in parallel). Trigrams are taken over
+//! ASCII-case-folded bytes, so one index answers both case-sensitive and case-insensitive queries.
+//!
+//! The index lives in one byte buffer in its on-disk format (`docs/TRIGRAM_FORMAT.md`), so a built
+//! index and a loaded one are the same thing and serializing is free.
+//!
+//! ```
+//! use maguyva_core::trigram::TrigramIndex;
+//!
+//! let docs = vec![(7, b"fn main() {\n    run();\n}\n".to_vec()), (3, b"fn run() {}\n".to_vec())];
+//! let (index, report) = TrigramIndex::build(docs).unwrap();
+//! assert_eq!(report.indexed, 2);
+//!
+//! let hits = index.search(b"RUN()", true).unwrap();
+//! assert_eq!(hits.iter().map(|h| (h.doc_id, h.count, h.lines.clone())).collect::<Vec<_>>(),
+//!            vec![(3, 1, vec![1]), (7, 1, vec![2])]);
+//!
+//! let copy = TrigramIndex::from_bytes(index.to_bytes().to_vec()).unwrap();
+//! assert_eq!(copy.search(b"main", false).unwrap()[0].doc_id, 7);
+//! ```
+
+mod build;
+mod format;
+mod postings;
+mod query;
+
+use crate::{Error, Result};
+use format::{u32_at, u64_at, Layout};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use build::BINARY_PROBE_LEN;
+pub use format::{MAGIC as FORMAT_MAGIC, VERSION as FORMAT_VERSION};
+
+/// A built or loaded trigram index.
+#[derive(Clone)]
+pub struct TrigramIndex {
+    /// The whole index in its serialized form.
+    buf: Vec<u8>,
+    /// Where the sections of `buf` start.
+    layout: Layout,
+    /// The file it was loaded from (empty otherwise), for error messages.
+    path: PathBuf,
+}
+
+/// What a build did with its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildReport {
+    /// Number of documents indexed.
+    pub indexed: usize,
+    /// Ids of the documents skipped as binary (a NUL byte in the first [`BINARY_PROBE_LEN`]
+    /// bytes), ascending.
+    pub skipped_binary: Vec<u32>,
+}
+
+/// The occurrences of a literal in one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiteralMatch {
+    /// The document.
+    pub doc_id: u32,
+    /// Number of non-overlapping occurrences (leftmost first).
+    pub count: u32,
+    /// Sorted, distinct 1-based numbers of the lines on which an occurrence starts.
+    pub lines: Vec<u32>,
+}
+
+/// Occurrence counts of several terms in one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermCounts {
+    /// The document.
+    pub doc_id: u32,
+    /// `counts[i]` is the number of non-overlapping occurrences of term `i`.
+    pub counts: Vec<u32>,
+}
+
+/// ASCII case folding used for trigram keys: `A..=Z` become `a..=z`, other bytes are unchanged.
+#[inline]
+pub(crate) fn fold(byte: u8) -> u8 {
+    byte.to_ascii_lowercase()
+}
+
+impl TrigramIndex {
+    /// Indexes `docs`, given as (id, bytes) pairs in any order. Ids are chosen by the caller and
+    /// may be sparse. Binary documents are skipped and listed in the report.
+    ///
+    /// Fails with [`Error::DuplicateDocument`] if an id appears twice.
+    pub fn build(docs: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
+        let (buf, layout, report) = build::build(docs)?;
+        Ok((TrigramIndex { buf, layout, path: PathBuf::new() }, report))
+    }
+
+    /// Every document containing `literal`, by ascending doc id. `case_insensitive` folds ASCII
+    /// letters only. Fails with [`Error::InvalidArgument`] for an empty literal.
+    pub fn search(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
+        self.search_literal(literal, case_insensitive)
+    }
+
+    /// Occurrence counts of each term, for every document where at least one count is nonzero,
+    /// by ascending doc id. An empty `terms` gives an empty result; an empty term is an
+    /// [`Error::InvalidArgument`].
+    pub fn count_terms(&self, terms: &[&[u8]], case_insensitive: bool) -> Result<Vec<TermCounts>> {
+        self.count_all_terms(terms, case_insensitive)
+    }
+
+    /// Number of indexed (non-binary) documents.
+    pub fn doc_count(&self) -> usize {
+        self.layout.docs
+    }
+
+    /// The ids of the indexed documents, ascending.
+    pub fn doc_ids(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        (0..self.layout.docs).map(|ordinal| self.id_at(ordinal))
+    }
+
+    /// Length in bytes of document `doc_id`, if it is indexed.
+    pub fn doc_len(&self, doc_id: u32) -> Option<usize> {
+        self.doc_bytes(doc_id).map(<[u8]>::len)
+    }
+
+    /// The stored bytes of document `doc_id`, if it is indexed.
+    pub fn doc_bytes(&self, doc_id: u32) -> Option<&[u8]> {
+        self.ordinal_of(doc_id).map(|ordinal| self.content(ordinal))
+    }
+
+    /// Number of distinct trigrams.
+    pub fn trigram_count(&self) -> usize {
+        self.layout.trigrams
+    }
+
+    /// Size of the encoded posting lists in bytes.
+    pub fn postings_bytes(&self) -> usize {
+        self.layout.postings_len
+    }
+
+    /// Size of the stored document content in bytes.
+    pub fn content_bytes(&self) -> usize {
+        self.layout.content_len
+    }
+
+    /// Size of the whole serialized index in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The serialized index, exactly as [`save`](Self::save) writes it.
+    pub fn to_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The serialized index, without copying.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Reads a serialized index, checking its structure and checksum. Fails with
+    /// [`Error::Corrupt`] (with an empty path) if `buf` is not a valid index.
+    pub fn from_bytes(buf: Vec<u8>) -> Result<TrigramIndex> {
+        Self::parse(buf, PathBuf::new())
+    }
+
+    /// Writes the index to `path` atomically: to a temporary file in the same directory, which
+    /// is then renamed over `path`, so readers never see a partial index.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let temp = temp_path(path)?;
+        let written = write_synced(&temp, &self.buf).and_then(|()| {
+            std::fs::rename(&temp, path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+        });
+        if written.is_err() {
+            // Best effort: the original error is the one worth reporting.
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
+    }
+
+    /// Reads an index written by [`save`](Self::save). Fails with [`Error::Io`] if the file
+    /// cannot be read and [`Error::Corrupt`] (naming `path`) if it is not a valid index.
+    pub fn load(path: &Path) -> Result<TrigramIndex> {
+        let buf = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        Self::parse(buf, path.to_path_buf())
+    }
+
+    fn parse(buf: Vec<u8>, path: PathBuf) -> Result<TrigramIndex> {
+        match format::validate(&buf) {
+            Ok(layout) => Ok(TrigramIndex { buf, layout, path }),
+            Err(reason) => Err(Error::Corrupt { path, reason }),
+        }
+    }
+
+    /// An `Error::Corrupt` about this index.
+    fn corrupt(&self, reason: String) -> Error {
+        Error::Corrupt { path: self.path.clone(), reason }
+    }
+
+    /// The id of the document with this ordinal (`ordinal < docs`).
+    fn id_at(&self, ordinal: usize) -> u32 {
+        u32_at(&self.buf, self.layout.ids + 4 * ordinal)
+    }
+
+    /// The stored bytes of the document with this ordinal (`ordinal < docs`).
+    fn content(&self, ordinal: usize) -> &[u8] {
+        let at = self.layout.doc_offsets + 8 * ordinal;
+        // Offsets were checked to be monotonic and within the content section.
+        let (start, end) = (u64_at(&self.buf, at) as usize, u64_at(&self.buf, at + 8) as usize);
+        &self.buf[self.layout.content + start..self.layout.content + end]
+    }
+
+    /// The ordinal of `doc_id`, by binary search over the sorted ids.
+    fn ordinal_of(&self, doc_id: u32) -> Option<usize> {
+        let ordinal = lower_bound(self.layout.docs, |ordinal| self.id_at(ordinal) < doc_id);
+        (ordinal < self.layout.docs && self.id_at(ordinal) == doc_id).then_some(ordinal)
+    }
+
+    /// The position of trigram `key` in the key section, by binary search.
+    fn trigram_position(&self, key: u32) -> Option<usize> {
+        let key_at = |position: usize| u32_at(&self.buf, self.layout.keys + 4 * position);
+        let position = lower_bound(self.layout.trigrams, |position| key_at(position) < key);
+        (position < self.layout.trigrams && key_at(position) == key).then_some(position)
+    }
+
+    /// The encoded posting list at `position` (`position < trigrams`).
+    fn posting_list(&self, position: usize) -> &[u8] {
+        let at = self.layout.posting_offsets + 8 * position;
+        // Offsets were checked to be strictly increasing and within the postings section.
+        let (start, end) = (u64_at(&self.buf, at) as usize, u64_at(&self.buf, at + 8) as usize);
+        &self.buf[self.layout.postings + start..self.layout.postings + end]
+    }
+}
+
+impl fmt::Debug for TrigramIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TrigramIndex")
+            .field("docs", &self.layout.docs)
+            .field("trigrams", &self.layout.trigrams)
+            .field("content_bytes", &self.layout.content_len)
+            .field("postings_bytes", &self.layout.postings_len)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// The first index in `0..len` for which `less` is false (`less` must be monotonic).
+fn lower_bound(len: usize, mut less: impl FnMut(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if less(mid) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+/// A fresh temporary file name next to `path`; unique per process and call so concurrent saves
+/// never share one.
+fn temp_path(path: &Path) -> Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file path", path.display())))?;
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temp_name = format!(".{}.{}.{unique}.tmp", name.to_string_lossy(), std::process::id());
+    Ok(path.with_file_name(temp_name))
+}
+
+/// Creates `path` (which must not exist), writes `bytes` and flushes them to disk, so the rename
+/// that follows cannot expose an incomplete file after a crash.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let mut file = std::fs::File::create_new(path).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(docs: &[(u32, &[u8])]) -> TrigramIndex {
+        TrigramIndex::build(docs.iter().map(|&(id, d)| (id, d.to_vec())).collect()).unwrap().0
+    }
+
+    #[test]
+    fn lookups_by_id() {
+        let idx = index(&[(9, b"nine"), (2, b"two"), (4000000000, b"")]);
+        assert_eq!(idx.doc_ids().collect::<Vec<_>>(), vec![2, 9, 4000000000]);
+        assert_eq!(idx.doc_len(9), Some(4));
+        assert_eq!(idx.doc_bytes(2), Some(&b"two"[..]));
+        assert_eq!(idx.doc_len(4000000000), Some(0));
+        assert_eq!(idx.doc_len(3), None);
+        assert_eq!(idx.doc_len(u32::MAX), None);
+        assert_eq!(idx.doc_count(), 3);
+    }
+
+    #[test]
+    fn sizes_add_up() {
+        let idx = index(&[(1, b"hello world"), (2, b"hello there")]);
+        assert_eq!(idx.content_bytes(), 22);
+        assert!(idx.trigram_count() > 0 && idx.postings_bytes() >= idx.trigram_count());
+        let layout = Layout::new(2, 22, idx.trigram_count(), idx.postings_bytes()).unwrap();
+        assert_eq!(idx.size_bytes(), layout.total_len());
+        assert_eq!(idx.to_bytes().len(), idx.size_bytes());
+    }
+
+    #[test]
+    fn damaged_posting_list_is_reported_at_query_time() {
+        // One document, so every ordinal in a posting list must be 0. Rewrite the single
+        // posting byte of each list to 1 (ordinal 1) and reseal the checksum: the structure stays
+        // valid, so only query-time decoding can notice.
+        let idx = index(&[(1, b"abc")]);
+        let mut buf = idx.into_bytes();
+        let layout = format::validate(&buf).unwrap();
+        assert_eq!(layout.postings_len, 1);
+        buf[layout.postings] = 1;
+        let body = buf.len() - format::TRAILER_LEN;
+        let crc = format::checksum(&buf[..body]);
+        buf[body..].copy_from_slice(&crc.to_le_bytes());
+        let damaged = TrigramIndex::from_bytes(buf).unwrap();
+        let err = damaged.search(b"abc", false).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        assert!(damaged.count_terms(&[b"abc"], true).is_err());
+        // Literals too short for trigrams never touch the postings.
+        assert_eq!(damaged.search(b"ab", false).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn temp_path_is_a_sibling() {
+        let temp = temp_path(Path::new("/some/dir/index.mgv")).unwrap();
+        assert_eq!(temp.parent(), Some(Path::new("/some/dir")));
+        assert!(temp.file_name().unwrap().to_string_lossy().starts_with(".index.mgv."));
+        assert!(temp_path(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn lower_bound_finds_first_not_less() {
+        let values = [1, 3, 3, 7];
+        for (probe, expected) in [(0, 0), (1, 0), (2, 1), (3, 1), (4, 3), (7, 3), (8, 4)] {
+            assert_eq!(lower_bound(values.len(), |i| values[i] < probe), expected, "probe {probe}");
+        }
+        assert_eq!(lower_bound(0, |_| true), 0);
+    }
+}

@@ -1,0 +1,367 @@
+//! Finding the files of a repository worth indexing, and reading them.
+//!
+//! The walk honours `.gitignore` files (nested ones too, and also outside a git checkout, so an
+//! exported source tree is treated like its repository), `.ignore`, and the project's own
+//! `.maguyvaignore` in the same syntax. VCS folders are never entered; dependency and cache
+//! folders are skipped unless asked for. Nothing is silently dropped: every file left out is
+//! counted under a reason.
+
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+/// The project ignore file, read like a `.gitignore` in every folder.
+pub const IGNORE_FILE: &str = ".maguyvaignore";
+
+/// Bytes probed for a NUL to tell binary files from text (as git does).
+pub const BINARY_PROBE_LEN: usize = 8 * 1024;
+
+/// Folders of version control systems: never code, never entered.
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "CVS"];
+
+/// Folders of installed dependencies, caches and tool state. (Build output such as `build/`
+/// and `dist/` is kept and demoted at ranking time instead: some projects keep sources there.)
+const DEPENDENCY_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "jspm_packages",
+    "__pycache__",
+    ".venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".gradle",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".terraform",
+    ".dart_tool",
+    "Pods",
+    ".eggs",
+    ".cache",
+];
+
+/// Why a file was left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SkipReason {
+    /// Larger than the size limit.
+    TooLarge,
+    /// A NUL byte in its first [`BINARY_PROBE_LEN`] bytes.
+    Binary,
+    /// It could not be read (permissions, I/O error), or its metadata could not.
+    Unreadable,
+    /// It disappeared between the walk and the read.
+    Vanished,
+    /// A symbolic link, not followed.
+    Symlink,
+    /// Inside a dependency or cache folder (the whole folder counts once).
+    DependencyDir,
+    /// Not a regular file (socket, device, fifo).
+    NotAFile,
+}
+
+impl SkipReason {
+    /// A stable snake_case name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::TooLarge => "too_large",
+            SkipReason::Binary => "binary",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::Vanished => "vanished",
+            SkipReason::Symlink => "symlink",
+            SkipReason::DependencyDir => "dependency_dir",
+            SkipReason::NotAFile => "not_a_file",
+        }
+    }
+}
+
+/// How to walk.
+#[derive(Clone, Debug)]
+pub struct WalkOptions {
+    /// Files larger than this many bytes are skipped. Default 1 MB.
+    pub max_file_size: u64,
+    /// Enter hidden files and folders (VCS folders stay out). Default false.
+    pub include_hidden: bool,
+    /// Enter dependency and cache folders such as `node_modules`. Default false.
+    pub include_dependency_dirs: bool,
+    /// Honour `.gitignore`, `.ignore` and git's exclude files. Default true.
+    pub respect_gitignore: bool,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            max_file_size: 1_000_000,
+            include_hidden: false,
+            include_dependency_dirs: false,
+            respect_gitignore: true,
+        }
+    }
+}
+
+/// A file found by the walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkedFile {
+    /// Path relative to the walked root.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 if unknown).
+    pub mtime_ns: u64,
+}
+
+/// The files found, sorted by path, and what was left out.
+#[derive(Clone, Debug, Default)]
+pub struct WalkReport {
+    /// Files to index, sorted by path.
+    pub files: Vec<WalkedFile>,
+    /// How many files (or folders, for [`SkipReason::DependencyDir`]) were left out, by reason.
+    pub skipped: BTreeMap<SkipReason, u64>,
+}
+
+/// Walks `root` and returns the indexable files, sorted by path.
+pub fn walk(root: &Path, options: &WalkOptions) -> Result<WalkReport> {
+    let meta = std::fs::metadata(root).map_err(|source| Error::Io { path: root.to_path_buf(), source })?;
+    if !meta.is_dir() {
+        return Err(Error::InvalidArgument(format!("{} is not a directory", root.display())));
+    }
+    let report = Mutex::new(WalkReport::default());
+    let walker = builder(root, options).build_parallel();
+    walker.run(|| {
+        let report = &report;
+        Box::new(move |entry| {
+            let outcome = classify(root, entry, options);
+            let mut report = report.lock().unwrap_or_else(|e| e.into_inner());
+            match outcome {
+                Found::File(file) => report.files.push(file),
+                Found::Skipped(reason) => *report.skipped.entry(reason).or_default() += 1,
+                Found::Nothing => {}
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut report = report.into_inner().unwrap_or_else(|e| e.into_inner());
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(report)
+}
+
+fn builder(root: &Path, options: &WalkOptions) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(!options.include_hidden)
+        .git_ignore(options.respect_gitignore)
+        .git_exclude(options.respect_gitignore)
+        .git_global(false)
+        .ignore(options.respect_gitignore)
+        .parents(false)
+        // Exported trees (no .git folder) keep their .gitignore semantics.
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(IGNORE_FILE);
+    let include_dependency_dirs = options.include_dependency_dirs;
+    builder.filter_entry(move |entry| {
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if !is_dir || entry.depth() == 0 {
+            return true;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if VCS_DIRS.contains(&name.as_ref()) {
+            return false;
+        }
+        include_dependency_dirs || !is_dependency_dir(entry.path(), &name)
+    });
+    builder
+}
+
+/// A dependency folder by name, or any folder tagged as a cache (Rust's `target/` is).
+fn is_dependency_dir(path: &Path, name: &str) -> bool {
+    DEPENDENCY_DIRS.contains(&name) || path.join("CACHEDIR.TAG").is_file() || path.join("pyvenv.cfg").is_file()
+}
+
+enum Found {
+    File(WalkedFile),
+    Skipped(SkipReason),
+    Nothing,
+}
+
+fn classify(root: &Path, entry: std::result::Result<ignore::DirEntry, ignore::Error>, options: &WalkOptions) -> Found {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(_) => return Found::Skipped(SkipReason::Unreadable),
+    };
+    let Some(file_type) = entry.file_type() else { return Found::Nothing };
+    if file_type.is_dir() {
+        return Found::Nothing;
+    }
+    if file_type.is_symlink() {
+        return Found::Skipped(SkipReason::Symlink);
+    }
+    if !file_type.is_file() {
+        return Found::Skipped(SkipReason::NotAFile);
+    }
+    let meta = match entry.metadata() {
+        Ok(meta) => meta,
+        Err(_) => return Found::Skipped(SkipReason::Vanished),
+    };
+    if meta.len() > options.max_file_size {
+        return Found::Skipped(SkipReason::TooLarge);
+    }
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    let path = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_path_buf();
+    Found::File(WalkedFile { path, size: meta.len(), mtime_ns })
+}
+
+/// The outcome of reading one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// The file's bytes.
+    Text(Vec<u8>),
+    /// It was left out, and why.
+    Skipped(SkipReason),
+}
+
+/// Reads `paths` (relative to `root`) in parallel, classifying binary, unreadable and vanished
+/// files, and files that grew past `max_file_size` since the walk.
+pub fn read_files(root: &Path, paths: &[PathBuf], max_file_size: u64) -> Vec<ReadOutcome> {
+    paths.par_iter().map(|p| read_one(&root.join(p), max_file_size)).collect()
+}
+
+fn read_one(path: &Path, max_file_size: u64) -> ReadOutcome {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ReadOutcome::Skipped(SkipReason::Vanished),
+        Err(_) => return ReadOutcome::Skipped(SkipReason::Unreadable),
+    };
+    let mut bytes = Vec::new();
+    // Read one byte past the limit to notice a file that grew beyond it.
+    if file.take(max_file_size + 1).read_to_end(&mut bytes).is_err() {
+        return ReadOutcome::Skipped(SkipReason::Unreadable);
+    }
+    if bytes.len() as u64 > max_file_size {
+        return ReadOutcome::Skipped(SkipReason::TooLarge);
+    }
+    if is_binary(&bytes) {
+        return ReadOutcome::Skipped(SkipReason::Binary);
+    }
+    ReadOutcome::Text(bytes)
+}
+
+/// True when the first [`BINARY_PROBE_LEN`] bytes hold a NUL.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE_LEN)]).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, content: &[u8]) {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+
+    fn paths(report: &WalkReport) -> Vec<String> {
+        report.files.iter().map(|f| f.path.to_string_lossy().replace('\\', "/")).collect()
+    }
+
+    #[test]
+    fn honours_ignore_files_and_skips_vcs_and_dependency_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, ".gitignore", b"*.log\n/generated/\n");
+        write(root, "src/.gitignore", b"local_only.rs\n");
+        write(root, ".maguyvaignore", b"docs/draft.md\n");
+        write(root, "src/main.rs", b"fn main() {}\n");
+        write(root, "src/local_only.rs", b"// ignored by nested gitignore\n");
+        write(root, "app.log", b"log line\n");
+        write(root, "generated/out.rs", b"// generated\n");
+        write(root, "docs/draft.md", b"draft\n");
+        write(root, "docs/guide.md", b"guide\n");
+        write(root, ".git/config", b"[core]\n");
+        write(root, "node_modules/pkg/index.js", b"module.exports = 1;\n");
+        write(root, "target/CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n");
+        write(root, "target/debug/build.rs", b"// build output\n");
+        write(root, ".github/workflows/ci.yml", b"on: push\n");
+
+        let report = walk(root, &WalkOptions::default()).unwrap();
+        assert_eq!(paths(&report), vec!["docs/guide.md", "src/main.rs"]);
+        assert_eq!(report.skipped.get(&SkipReason::DependencyDir), None);
+
+        let everything = WalkOptions { include_hidden: true, include_dependency_dirs: true, ..Default::default() };
+        let report = walk(root, &everything).unwrap();
+        let found = paths(&report);
+        assert!(found.contains(&"node_modules/pkg/index.js".to_string()));
+        assert!(found.contains(&".github/workflows/ci.yml".to_string()));
+        assert!(found.contains(&"target/debug/build.rs".to_string()));
+        assert!(!found.iter().any(|p| p.starts_with(".git/")), "{found:?}");
+        assert!(!found.contains(&"app.log".to_string()));
+    }
+
+    #[test]
+    fn too_large_files_are_counted_not_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "small.txt", b"hello");
+        write(dir.path(), "big.txt", &vec![b'x'; 2000]);
+        let report = walk(dir.path(), &WalkOptions { max_file_size: 1000, ..Default::default() }).unwrap();
+        assert_eq!(paths(&report), vec!["small.txt"]);
+        assert_eq!(report.skipped[&SkipReason::TooLarge], 1);
+        assert_eq!(report.files[0].size, 5);
+        assert!(report.files[0].mtime_ns > 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_not_followed_so_loops_cannot_happen() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a/file.txt", b"text");
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a/file.txt"), dir.path().join("link.txt")).unwrap();
+        let report = walk(dir.path(), &WalkOptions::default()).unwrap();
+        assert_eq!(paths(&report), vec!["a/file.txt"]);
+        assert_eq!(report.skipped[&SkipReason::Symlink], 2);
+    }
+
+    #[test]
+    fn reading_classifies_binary_vanished_and_text() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "text.rs", b"fn f() {}\n");
+        write(dir.path(), "blob.bin", b"\x7fELF\x00\x00");
+        write(dir.path(), "latin1.txt", b"caf\xe9\n");
+        let outcomes = read_files(
+            dir.path(),
+            &["text.rs".into(), "blob.bin".into(), "gone.rs".into(), "latin1.txt".into()],
+            1000,
+        );
+        assert_eq!(
+            outcomes,
+            vec![
+                ReadOutcome::Text(b"fn f() {}\n".to_vec()),
+                ReadOutcome::Skipped(SkipReason::Binary),
+                ReadOutcome::Skipped(SkipReason::Vanished),
+                ReadOutcome::Text(b"caf\xe9\n".to_vec()),
+            ]
+        );
+        assert_eq!(read_files(dir.path(), &["text.rs".into()], 3), vec![ReadOutcome::Skipped(SkipReason::TooLarge)]);
+    }
+
+    #[test]
+    fn root_must_be_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "f.txt", b"x");
+        assert!(matches!(walk(&dir.path().join("missing"), &WalkOptions::default()), Err(Error::Io { .. })));
+        assert!(matches!(walk(&dir.path().join("f.txt"), &WalkOptions::default()), Err(Error::InvalidArgument(_))));
+    }
+}

@@ -1,0 +1,437 @@
+//! The trigram index against a naive reference scan, across serialization, and on damaged input.
+
+use maguyva_core::trigram::{LiteralMatch, TermCounts, TrigramIndex, BINARY_PROBE_LEN};
+use maguyva_core::Error;
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+// ---------------------------------------------------------------------------------------------
+// Reference implementation: a straightforward scan, written independently of the index.
+
+fn is_binary(doc: &[u8]) -> bool {
+    doc.iter().take(BINARY_PROBE_LEN).any(|&b| b == 0)
+}
+
+/// Leftmost non-overlapping occurrences: (count, distinct 1-based lines of match starts).
+fn naive_scan(doc: &[u8], literal: &[u8], case_insensitive: bool) -> (u32, Vec<u32>) {
+    let norm = |bytes: &[u8]| -> Vec<u8> {
+        if case_insensitive {
+            bytes.to_ascii_lowercase()
+        } else {
+            bytes.to_vec()
+        }
+    };
+    let (doc_n, lit_n) = (norm(doc), norm(literal));
+    let mut count = 0;
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i + lit_n.len() <= doc_n.len() {
+        if doc_n[i..i + lit_n.len()] == lit_n[..] {
+            count += 1;
+            let line = 1 + doc[..i].iter().filter(|&&b| b == b'\n').count() as u32;
+            if lines.last() != Some(&line) {
+                lines.push(line);
+            }
+            i += lit_n.len();
+        } else {
+            i += 1;
+        }
+    }
+    (count, lines)
+}
+
+fn text_docs(docs: &[(u32, Vec<u8>)]) -> Vec<(u32, Vec<u8>)> {
+    let mut text: Vec<_> = docs.iter().filter(|(_, d)| !is_binary(d)).cloned().collect();
+    text.sort_by_key(|(id, _)| *id);
+    text
+}
+
+fn reference_search(docs: &[(u32, Vec<u8>)], literal: &[u8], ci: bool) -> Vec<LiteralMatch> {
+    text_docs(docs)
+        .into_iter()
+        .filter_map(|(doc_id, doc)| {
+            let (count, lines) = naive_scan(&doc, literal, ci);
+            (count > 0).then_some(LiteralMatch { doc_id, count, lines })
+        })
+        .collect()
+}
+
+fn reference_counts(docs: &[(u32, Vec<u8>)], terms: &[Vec<u8>], ci: bool) -> Vec<TermCounts> {
+    text_docs(docs)
+        .into_iter()
+        .filter_map(|(doc_id, doc)| {
+            let counts: Vec<u32> = terms.iter().map(|t| naive_scan(&doc, t, ci).0).collect();
+            counts.iter().any(|&c| c > 0).then_some(TermCounts { doc_id, counts })
+        })
+        .collect()
+}
+
+fn build(docs: &[(u32, Vec<u8>)]) -> TrigramIndex {
+    TrigramIndex::build(docs.to_vec()).expect("build").0
+}
+
+/// Every query in `literals` and `terms`, both case modes, agrees with the reference.
+fn check_against_reference(index: &TrigramIndex, docs: &[(u32, Vec<u8>)], literals: &[Vec<u8>], terms: &[Vec<u8>]) {
+    for ci in [false, true] {
+        for literal in literals {
+            let got = index.search(literal, ci).expect("search");
+            assert_eq!(got, reference_search(docs, literal, ci), "literal {literal:?} ci={ci}");
+        }
+        let term_refs: Vec<&[u8]> = terms.iter().map(Vec::as_slice).collect();
+        let got = index.count_terms(&term_refs, ci).expect("count_terms");
+        assert_eq!(got, reference_counts(docs, terms, ci), "terms {terms:?} ci={ci}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random corpora over a small alphabet, so that literals actually match.
+
+const ALPHABET: &[u8] = b"aAbB\n z\xC3\xA9";
+
+fn doc_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![40 => prop::sample::select(ALPHABET), 1 => Just(0u8)];
+    prop::collection::vec(byte, 0..120)
+}
+
+/// Documents with distinct, sparse ids in shuffled order.
+fn corpus() -> impl Strategy<Value = Vec<(u32, Vec<u8>)>> {
+    prop::collection::vec(doc_bytes(), 0..10)
+        .prop_flat_map(|docs| {
+            let n = docs.len();
+            (Just(docs), prop::collection::btree_set(any::<u32>(), n..=n))
+        })
+        .prop_map(|(docs, ids)| ids.into_iter().rev().zip(docs).collect())
+        .prop_shuffle()
+}
+
+/// Either random bytes from the alphabet or a substring of a document (possibly re-cased).
+#[derive(Debug, Clone)]
+enum LiteralSpec {
+    Random(Vec<u8>),
+    Substring { doc: Index, start: Index, len: usize, flip_case: bool },
+}
+
+fn literal_spec() -> impl Strategy<Value = LiteralSpec> {
+    prop_oneof![
+        prop::collection::vec(prop::sample::select(ALPHABET), 1..6).prop_map(LiteralSpec::Random),
+        (any::<Index>(), any::<Index>(), 1usize..12, any::<bool>())
+            .prop_map(|(doc, start, len, flip_case)| LiteralSpec::Substring { doc, start, len, flip_case }),
+    ]
+}
+
+fn realize(spec: &LiteralSpec, docs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    match spec {
+        LiteralSpec::Random(bytes) => bytes.clone(),
+        LiteralSpec::Substring { doc, start, len, flip_case } => {
+            let Some(doc) = (!docs.is_empty()).then(|| &docs[doc.index(docs.len())].1).filter(|d| !d.is_empty())
+            else {
+                return b"ab".to_vec();
+            };
+            let start = start.index(doc.len());
+            let end = (start + len).min(doc.len());
+            let mut literal = doc[start..end].to_vec();
+            if *flip_case {
+                literal.iter_mut().for_each(|b| *b = if b.is_ascii_lowercase() { b.to_ascii_uppercase() } else { b.to_ascii_lowercase() });
+            }
+            literal
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn queries_match_reference(
+        docs in corpus(),
+        specs in prop::collection::vec(literal_spec(), 1..6),
+        term_specs in prop::collection::vec(literal_spec(), 0..4),
+    ) {
+        let literals: Vec<Vec<u8>> = specs.iter().map(|s| realize(s, &docs)).collect();
+        let terms: Vec<Vec<u8>> = term_specs.iter().map(|s| realize(s, &docs)).collect();
+        let (index, report) = TrigramIndex::build(docs.clone()).unwrap();
+
+        let mut binary: Vec<u32> = docs.iter().filter(|(_, d)| is_binary(d)).map(|(id, _)| *id).collect();
+        binary.sort_unstable();
+        prop_assert_eq!(&report.skipped_binary, &binary);
+        prop_assert_eq!(report.indexed, docs.len() - binary.len());
+        prop_assert_eq!(index.doc_count(), report.indexed);
+        let text = text_docs(&docs);
+        prop_assert_eq!(index.doc_ids().collect::<Vec<_>>(), text.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+        for (id, doc) in &text {
+            prop_assert_eq!(index.doc_bytes(*id), Some(doc.as_slice()));
+            prop_assert_eq!(index.doc_len(*id), Some(doc.len()));
+        }
+        for id in &binary {
+            prop_assert_eq!(index.doc_len(*id), None);
+        }
+
+        check_against_reference(&index, &docs, &literals, &terms);
+        let copy = TrigramIndex::from_bytes(index.to_bytes().to_vec()).unwrap();
+        prop_assert_eq!(copy.to_bytes(), index.to_bytes());
+        check_against_reference(&copy, &docs, &literals, &terms);
+    }
+
+    #[test]
+    fn queries_survive_save_and_load(
+        docs in corpus(),
+        specs in prop::collection::vec(literal_spec(), 1..4),
+    ) {
+        let literals: Vec<Vec<u8>> = specs.iter().map(|s| realize(s, &docs)).collect();
+        let index = build(&docs);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.mgv");
+        index.save(&path).unwrap();
+        let loaded = TrigramIndex::load(&path).unwrap();
+        prop_assert_eq!(loaded.to_bytes(), index.to_bytes());
+        check_against_reference(&loaded, &docs, &literals, &literals);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(mut bytes in prop::collection::vec(any::<u8>(), 0..300), keep_magic in any::<bool>()) {
+        if keep_magic && bytes.len() >= 8 {
+            bytes[..8].copy_from_slice(b"MGVTRGM\0");
+        }
+        prop_assert!(TrigramIndex::from_bytes(bytes).is_err());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Larger deterministic corpora: multi-byte varint gaps and long intersections.
+
+/// A fixed-seed generator so the test is reproducible without proptest.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn word_corpus(docs: usize, seed: u64) -> Vec<(u32, Vec<u8>)> {
+    const WORDS: &[&str] = &["fn", "let", "Self", "parse", "Config", "user_id", "return", "match", "None", "Some", "é"];
+    let mut rng = SplitMix(seed);
+    (0..docs)
+        .map(|i| {
+            let mut doc = Vec::new();
+            for _ in 0..rng.below(60) {
+                doc.extend_from_slice(WORDS[rng.below(WORDS.len())].as_bytes());
+                doc.push(if rng.below(6) == 0 { b'\n' } else { b' ' });
+            }
+            if rng.below(300) == 0 {
+                doc.extend_from_slice(b"needle_Haystack\n");
+            }
+            (i as u32 * 3 + 1, doc)
+        })
+        .collect()
+}
+
+#[test]
+fn large_corpus_matches_reference() {
+    let docs = word_corpus(3000, 7);
+    let index = build(&docs);
+    let literals: Vec<Vec<u8>> = ["needle_haystack", "user_id", "parse Config", "SELF", "é", "fn", "n\nl", "zzz", "return None\n"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    check_against_reference(&index, &docs, &literals, &literals[..4]);
+}
+
+#[test]
+fn long_document_line_numbers() {
+    let mut doc = Vec::new();
+    for line in 1..=20_000u32 {
+        doc.extend_from_slice(if line % 1000 == 0 { b"x MARK MARK\n" } else { b"filler text\n" });
+    }
+    // A NUL after the binary probe does not make the document binary.
+    doc.push(0);
+    let index = build(&[(5, doc.clone())]);
+    let hits = index.search(b"mark", true).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].count, 40);
+    assert_eq!(hits[0].lines, (1..=20).map(|k| k * 1000).collect::<Vec<u32>>());
+    assert!(index.search(b"mark", false).unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments and edge cases.
+
+#[test]
+fn binary_documents_are_skipped_and_reported() {
+    let docs = vec![(3, b"text one".to_vec()), (1, b"bin\0ary".to_vec()), (2, b"\0".to_vec()), (9, b"text two".to_vec())];
+    let (index, report) = TrigramIndex::build(docs).unwrap();
+    assert_eq!(report.indexed, 2);
+    assert_eq!(report.skipped_binary, vec![1, 2]);
+    assert_eq!(index.doc_ids().collect::<Vec<_>>(), vec![3, 9]);
+    assert!(index.search(b"ary", false).unwrap().is_empty());
+    assert_eq!(index.search(b"text", false).unwrap().len(), 2);
+}
+
+#[test]
+fn duplicate_ids_are_rejected() {
+    let docs = vec![(4, b"a".to_vec()), (5, b"b".to_vec()), (4, b"c".to_vec())];
+    assert!(matches!(TrigramIndex::build(docs), Err(Error::DuplicateDocument(4))));
+    // Even when one of the two is binary.
+    let docs = vec![(8, b"\0".to_vec()), (8, b"text".to_vec())];
+    assert!(matches!(TrigramIndex::build(docs), Err(Error::DuplicateDocument(8))));
+}
+
+#[test]
+fn empty_corpus_works() {
+    let (index, report) = TrigramIndex::build(Vec::new()).unwrap();
+    assert_eq!((report.indexed, report.skipped_binary.len()), (0, 0));
+    assert_eq!((index.doc_count(), index.trigram_count(), index.content_bytes()), (0, 0, 0));
+    assert!(index.search(b"abc", false).unwrap().is_empty());
+    assert!(index.search(b"a", true).unwrap().is_empty());
+    assert!(index.count_terms(&[b"abc", b"x"], false).unwrap().is_empty());
+    let copy = TrigramIndex::from_bytes(index.to_bytes().to_vec()).unwrap();
+    assert_eq!(copy.doc_count(), 0);
+}
+
+#[test]
+fn empty_literals_and_terms() {
+    let index = build(&[(1, b"abc".to_vec())]);
+    assert!(matches!(index.search(b"", false), Err(Error::InvalidArgument(_))));
+    assert!(index.count_terms(&[], true).unwrap().is_empty());
+    assert!(matches!(index.count_terms(&[b"abc", b""], false), Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn save_replaces_atomically_and_leaves_no_temp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idx.mgv");
+    build(&[(1, b"first version".to_vec())]).save(&path).unwrap();
+    let second = build(&[(2, b"second version".to_vec())]);
+    second.save(&path).unwrap();
+    assert_eq!(TrigramIndex::load(&path).unwrap().doc_ids().collect::<Vec<_>>(), vec![2]);
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("idx.mgv")]);
+}
+
+#[test]
+fn load_of_missing_file_is_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = TrigramIndex::load(&dir.path().join("absent")).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damaged input.
+
+fn sample_index_bytes() -> Vec<u8> {
+    let docs = vec![
+        (10, b"fn parse(input: &str) -> Config {\n    Config::default()\n}\n".to_vec()),
+        (20, b"let user = parse(\"x\");\nuser.run();\n".to_vec()),
+        (30, "caf\u{e9} au lait\nCAF\u{c9}\n".as_bytes().to_vec()),
+    ];
+    build(&docs).to_bytes().to_vec()
+}
+
+/// A query battery whose only requirement is that nothing panics.
+fn exercise(index: &TrigramIndex) {
+    for literal in [&b"parse"[..], b"Config", b"us", b"u", b"caf", b"\n"] {
+        let _ = index.search(literal, false);
+        let _ = index.search(literal, true);
+    }
+    let _ = index.count_terms(&[b"parse", b"user", b"x"], true);
+    let ids: Vec<u32> = index.doc_ids().collect();
+    for id in ids {
+        let _ = index.doc_bytes(id);
+    }
+}
+
+#[test]
+fn every_truncation_is_rejected() {
+    let bytes = sample_index_bytes();
+    for len in 0..bytes.len() {
+        let err = TrigramIndex::from_bytes(bytes[..len].to_vec()).expect_err("truncated index accepted");
+        assert!(matches!(err, Error::Corrupt { .. }), "len {len}: {err}");
+    }
+    assert!(TrigramIndex::from_bytes(bytes).is_ok());
+}
+
+#[test]
+fn every_single_byte_flip_is_rejected() {
+    let bytes = sample_index_bytes();
+    let mut rng = SplitMix(42);
+    for position in 0..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 1 + rng.below(255) as u8;
+        let err = TrigramIndex::from_bytes(damaged).expect_err("damaged index accepted");
+        assert!(matches!(err, Error::Corrupt { .. }), "position {position}: {err}");
+    }
+}
+
+#[test]
+fn resealed_damage_never_panics() {
+    // With the checksum recomputed, damage reaches the structural checks and query-time decoding.
+    let bytes = sample_index_bytes();
+    let body = bytes.len() - 4;
+    let mut rng = SplitMix(7);
+    let mut accepted = 0;
+    for round in 0..4000 {
+        let mut damaged = bytes.clone();
+        for _ in 0..1 + round % 3 {
+            let position = rng.below(body);
+            damaged[position] ^= 1 + rng.below(255) as u8;
+        }
+        let crc = crc32(&damaged[..body]);
+        damaged[body..].copy_from_slice(&crc.to_le_bytes());
+        if let Ok(index) = TrigramIndex::from_bytes(damaged) {
+            accepted += 1;
+            exercise(&index);
+        }
+    }
+    // Content bytes can change without breaking the structure, so some must be accepted.
+    assert!(accepted > 0);
+}
+
+/// CRC-32 (IEEE), bit by bit, to reseal damaged buffers without depending on the crate's code.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn truncated_file_is_corrupt_and_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("truncated.mgv");
+    let bytes = sample_index_bytes();
+    for len in [0, 7, 30, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(&path, &bytes[..len]).unwrap();
+        let err = TrigramIndex::load(&path).unwrap_err();
+        assert!(matches!(&err, Error::Corrupt { path: p, .. } if p == &path), "{err}");
+        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+    }
+}
+
+#[test]
+fn specific_reasons() {
+    let bytes = sample_index_bytes();
+    let reason = |buf: Vec<u8>| TrigramIndex::from_bytes(buf).unwrap_err().to_string();
+    assert!(reason(bytes[..20].to_vec()).contains("truncated"));
+    let mut magic = bytes.clone();
+    magic[1] = b'x';
+    assert!(reason(magic).contains("magic"));
+    let mut version = bytes.clone();
+    version[8] = 9;
+    assert!(reason(version).contains("version 9"));
+    assert!(reason(bytes[..bytes.len() - 1].to_vec()).contains("add up"));
+    let mut flipped = bytes.clone();
+    flipped[60] ^= 0x40;
+    assert!(reason(flipped).contains("checksum"));
+}

@@ -1,0 +1,32 @@
+//! The one place where core errors become Python exceptions.
+
+use maguyva_core::Error;
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    _core,
+    CorruptIndexError,
+    PyValueError,
+    "A saved index is damaged, truncated or of an unsupported format version."
+);
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CorruptIndexError", m.py().get_type::<CorruptIndexError>())
+}
+
+/// Converts a core error into the Python exception a caller would expect for it.
+pub(crate) fn to_py(err: Error) -> PyErr {
+    let message = err.to_string();
+    match err {
+        Error::Io { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+            _ => PyOSError::new_err(message),
+        },
+        Error::Corrupt { .. } => CorruptIndexError::new_err(message),
+        Error::InvalidArgument(_) | Error::RowOutOfRange { .. } | Error::DuplicateDocument(_) => {
+            PyValueError::new_err(message)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `maguyva._core`: the kernels of `maguyva-core` for Python. Each file here wraps one core
+//! module and only converts types; the algorithms and their tests live in the core crate.
+
+use pyo3::prelude::*;
+
+mod error;
+mod fusion;
+mod hamming;
+mod trigram;
+mod walk;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    error::register(m)?;
+    hamming::register(m)?;
+    trigram::register(m)?;
+    fusion::register(m)?;
+    walk::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! The trigram index as a Python class. Searches release the GIL.
+
+use crate::error::to_py;
+use maguyva_core::trigram::TrigramIndex as CoreIndex;
+use numpy::ndarray::{Array1, Array2};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::path::PathBuf;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TrigramIndex>()?;
+    m.add_class::<LiteralMatches>()?;
+    Ok(())
+}
+
+/// Text given as `str` is searched as its UTF-8 bytes.
+#[derive(FromPyObject)]
+enum Text {
+    Bytes(Vec<u8>),
+    Str(String),
+}
+
+impl Text {
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Text::Bytes(b) => b,
+            Text::Str(s) => s.into_bytes(),
+        }
+    }
+}
+
+/// A trigram index over documents of bytes, with the documents stored in it.
+#[pyclass(module = "maguyva._core", frozen)]
+pub(crate) struct TrigramIndex {
+    inner: CoreIndex,
+}
+
+#[pymethods]
+impl TrigramIndex {
+    /// Builds an index from (doc_id, content) pairs. Returns the index and the ids of the
+    /// documents skipped as binary.
+    #[staticmethod]
+    fn build(py: Python<'_>, docs: Vec<(u32, Text)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
+        let docs: Vec<(u32, Vec<u8>)> = docs.into_iter().map(|(id, text)| (id, text.into_bytes())).collect();
+        let (inner, report) = py.detach(|| CoreIndex::build(docs)).map_err(to_py)?;
+        Ok((TrigramIndex { inner }, report.skipped_binary))
+    }
+
+    /// Loads an index saved by `save`; a damaged file raises CorruptIndexError.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<TrigramIndex> {
+        let inner = py.detach(|| CoreIndex::load(&path)).map_err(to_py)?;
+        Ok(TrigramIndex { inner })
+    }
+
+    /// Reads an index from the bytes `to_bytes` gave.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Vec<u8>) -> PyResult<TrigramIndex> {
+        let inner = py.detach(|| CoreIndex::from_bytes(data)).map_err(to_py)?;
+        Ok(TrigramIndex { inner })
+    }
+
+    /// Writes the index to `path` atomically (a temporary file, then a rename).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.save(&path)).map_err(to_py)
+    }
+
+    /// The serialized index.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.inner.to_bytes())
+    }
+
+    /// Documents holding `literal`, with match counts and matching line numbers.
+    #[pyo3(signature = (literal, case_insensitive=false))]
+    fn search(&self, py: Python<'_>, literal: Text, case_insensitive: bool) -> PyResult<LiteralMatches> {
+        let literal = literal.into_bytes();
+        let matches = py.detach(|| self.inner.search(&literal, case_insensitive)).map_err(to_py)?;
+        let mut line_offsets = Vec::with_capacity(matches.len() + 1);
+        line_offsets.push(0u64);
+        let mut lines = Vec::new();
+        for m in &matches {
+            lines.extend_from_slice(&m.lines);
+            line_offsets.push(lines.len() as u64);
+        }
+        Ok(LiteralMatches {
+            doc_ids: Array1::from_iter(matches.iter().map(|m| m.doc_id)).into_pyarray(py).unbind(),
+            counts: Array1::from_iter(matches.iter().map(|m| m.count)).into_pyarray(py).unbind(),
+            line_offsets: Array1::from_vec(line_offsets).into_pyarray(py).unbind(),
+            lines: Array1::from_vec(lines).into_pyarray(py).unbind(),
+        })
+    }
+
+    /// Verified occurrence counts of each term in every document holding at least one:
+    /// (doc ids uint32 (n,), counts uint32 (n, len(terms))).
+    #[pyo3(signature = (terms, case_insensitive=false))]
+    fn count_terms<'py>(
+        &self,
+        py: Python<'py>,
+        terms: Vec<Text>,
+        case_insensitive: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let terms: Vec<Vec<u8>> = terms.into_iter().map(Text::into_bytes).collect();
+        let width = terms.len();
+        let rows = py
+            .detach(|| {
+                let slices: Vec<&[u8]> = terms.iter().map(Vec::as_slice).collect();
+                self.inner.count_terms(&slices, case_insensitive)
+            })
+            .map_err(to_py)?;
+        let doc_ids = Array1::from_iter(rows.iter().map(|r| r.doc_id));
+        let counts = Array2::from_shape_fn((rows.len(), width), |(i, j)| rows[i].counts[j]);
+        PyTuple::new(py, [doc_ids.into_pyarray(py).into_any(), counts.into_pyarray(py).into_any()])
+    }
+
+    /// The ids of the indexed documents, ascending.
+    fn doc_ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        Array1::from_iter(self.inner.doc_ids()).into_pyarray(py)
+    }
+
+    /// Length in bytes of a document, or None if it is not indexed.
+    fn doc_len(&self, doc_id: u32) -> Option<usize> {
+        self.inner.doc_len(doc_id)
+    }
+
+    /// The stored bytes of a document.
+    fn doc_bytes<'py>(&self, py: Python<'py>, doc_id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self
+            .inner
+            .doc_bytes(doc_id)
+            .ok_or_else(|| PyValueError::new_err(format!("document {doc_id} is not in the index")))?;
+        Ok(PyBytes::new(py, bytes))
+    }
+
+    /// Number of indexed documents.
+    #[getter]
+    fn doc_count(&self) -> usize {
+        self.inner.doc_count()
+    }
+
+    /// Number of distinct trigrams.
+    #[getter]
+    fn trigram_count(&self) -> usize {
+        self.inner.trigram_count()
+    }
+
+    /// Bytes taken by the posting lists.
+    #[getter]
+    fn postings_bytes(&self) -> usize {
+        self.inner.postings_bytes()
+    }
+
+    /// Bytes taken by the stored documents.
+    #[getter]
+    fn content_bytes(&self) -> usize {
+        self.inner.content_bytes()
+    }
+
+    /// Bytes of the whole serialized index.
+    #[getter]
+    fn size_bytes(&self) -> usize {
+        self.inner.size_bytes()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.doc_count()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TrigramIndex(docs={}, trigrams={}, size_bytes={})",
+            self.inner.doc_count(),
+            self.inner.trigram_count(),
+            self.inner.size_bytes()
+        )
+    }
+}
+
+/// The documents matching a literal: parallel arrays, plus the matching lines of document `i`
+/// at `lines[line_offsets[i]:line_offsets[i + 1]]`.
+#[pyclass(module = "maguyva._core", frozen, get_all)]
+pub(crate) struct LiteralMatches {
+    /// Matching document ids, ascending (uint32).
+    doc_ids: Py<PyArray1<u32>>,
+    /// Non-overlapping occurrences per document (uint32).
+    counts: Py<PyArray1<u32>>,
+    /// Offsets into `lines`, one more than there are documents (uint64).
+    line_offsets: Py<PyArray1<u64>>,
+    /// 1-based numbers of the lines where a match starts, per document ascending (uint32).
+    lines: Py<PyArray1<u32>>,
+}
+
+#[pymethods]
+impl LiteralMatches {
+    fn __len__(&self, py: Python<'_>) -> usize {
+        PyUntypedArrayMethods::len(self.doc_ids.bind(py))
+    }
+
+    /// The matching line numbers of the `i`-th matching document.
+    fn lines_of<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let offsets = self.line_offsets.bind(py).readonly();
+        let offsets = offsets.as_slice()?;
+        if i + 1 >= offsets.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "match {i} out of range for {} matching documents",
+                offsets.len() - 1
+            )));
+        }
+        let lines = self.lines.bind(py).readonly();
+        let slice = &lines.as_slice()?[offsets[i] as usize..offsets[i + 1] as usize];
+        Ok(PyArray1::from_slice(py, slice))
+    }
+}
+

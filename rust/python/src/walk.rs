@@ -1,0 +1,50 @@
+//! The repository walk and the parallel file reader.
+
+use crate::error::to_py;
+use maguyva_core::walk::{read_files as core_read_files, walk as core_walk, ReadOutcome, WalkOptions};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::path::PathBuf;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(walk, m)?)?;
+    m.add_function(wrap_pyfunction!(read_files, m)?)?;
+    Ok(())
+}
+
+/// Walks `root`: returns (files as (relative path, size, mtime_ns) sorted by path, skipped
+/// counts by reason).
+#[pyfunction]
+#[pyo3(signature = (root, max_file_size=1_000_000, include_hidden=false, include_dependency_dirs=false, respect_gitignore=true))]
+fn walk<'py>(
+    py: Python<'py>,
+    root: PathBuf,
+    max_file_size: u64,
+    include_hidden: bool,
+    include_dependency_dirs: bool,
+    respect_gitignore: bool,
+) -> PyResult<(Vec<(PathBuf, u64, u64)>, Bound<'py, PyDict>)> {
+    let options = WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore };
+    let report = py.detach(|| core_walk(&root, &options)).map_err(to_py)?;
+    let skipped = PyDict::new(py);
+    for (reason, count) in &report.skipped {
+        skipped.set_item(reason.name(), count)?;
+    }
+    let files = report.files.into_iter().map(|f| (f.path, f.size, f.mtime_ns)).collect();
+    Ok((files, skipped))
+}
+
+/// Reads files (paths relative to `root`) in parallel. Each result is the file's bytes, or the
+/// name of the reason it was skipped ("binary", "unreadable", "vanished", "too_large").
+#[pyfunction]
+#[pyo3(signature = (root, paths, max_file_size=1_000_000))]
+fn read_files(py: Python<'_>, root: PathBuf, paths: Vec<PathBuf>, max_file_size: u64) -> PyResult<Vec<Py<PyAny>>> {
+    let outcomes = py.detach(|| core_read_files(&root, &paths, max_file_size));
+    outcomes
+        .into_iter()
+        .map(|outcome| match outcome {
+            ReadOutcome::Text(bytes) => Ok(PyBytes::new(py, &bytes).into_any().unbind()),
+            ReadOutcome::Skipped(reason) => Ok(reason.name().into_pyobject(py)?.into_any().unbind()),
+        })
+        .collect()
+}

@@ -1,0 +1,106 @@
+"""The command line end to end on a small repository written for the test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from maguyva.cli import main
+from maguyva.index.store import Manifest, default_index_dir
+
+FILES = {
+    ".gitignore": "*.log\nbuild_cache/\n",
+    "src/config.py": "def parse_config(path):\n    raise ConnectionError('ECONNREFUSED while loading')\n",
+    "src/retry.py": "from config import parse_config\n\ndef retry(fn):\n    return fn()\n",
+    "docs/notes.md": "Retry logic lives in src/retry.py.\n",
+    "debug.log": "ECONNREFUSED in a log that is ignored\n",
+    "build_cache/x.py": "ECONNREFUSED in an ignored folder\n",
+    "node_modules/dep/index.js": "ECONNREFUSED in a dependency\n",
+    "assets/logo.bin": b"\x89PNG\x00\x00binary",
+}
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MAGUYVA_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    for rel, content in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return root
+
+
+def search_json(capsys, *args: str) -> dict:
+    assert main(["search", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_index_then_search_finds_literal_in_indexed_files_only(repo, capsys, tmp_path):
+    assert main(["index", str(repo)]) == 0
+    assert "indexed 3 files" in capsys.readouterr().err
+    index_dir = default_index_dir(repo)
+    assert index_dir.parent == tmp_path / "home"
+    manifest = Manifest.read(index_dir)
+    assert [f.path for f in manifest.files] == ["docs/notes.md", "src/config.py", "src/retry.py"]
+    assert manifest.skipped == {"binary": 1}
+
+    out = search_json(capsys, '"ECONNREFUSED"', str(repo))
+    assert [r["path"] for r in out["results"]] == ["src/config.py"]
+    assert out["results"][0]["lines"] == [2]
+
+
+def test_search_ranks_by_terms_and_builds_index_when_missing(repo, capsys):
+    out = search_json(capsys, "how does retry work", str(repo), "--top-k", "2")
+    assert out["terms"] == ["retry", "work"]
+    # notes.md says "retry" twice in fewer bytes, so BM25 puts it first.
+    assert [r["path"] for r in out["results"]] == ["docs/notes.md", "src/retry.py"]
+    assert main(["search", "ConnectionError", str(repo)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith("src/config.py")
+    assert "2: raise ConnectionError('ECONNREFUSED while loading')" in text
+
+
+def test_explicit_index_dir(repo, tmp_path, capsys):
+    index_dir = tmp_path / "elsewhere"
+    assert main(["index", str(repo), "--index-dir", str(index_dir), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert (index_dir / "manifest.json").exists()
+    out = search_json(capsys, "retry", str(repo), "--index-dir", str(index_dir))
+    assert out["results"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["search", "   ", "."], "the query is empty"),
+        (["search", "x", "/no/such/path"], "path not found"),
+        (["search", "x", ".", "--top-k", "0"], "--top-k must be at least 1"),
+        (["index", __file__], "not a directory"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"maguyva: {err.strip().removeprefix('maguyva: ')}"
+    assert message in err and err.count("\n") == 1
+
+
+def test_damaged_index_is_reported_not_a_traceback(repo, capsys):
+    assert main(["index", str(repo), "--quiet"]) == 0
+    (default_index_dir(repo) / "text.idx").write_bytes(b"garbage")
+    assert main(["search", "retry", str(repo)]) == 2
+    assert "not a valid maguyva trigram index" in capsys.readouterr().err
+
+
+def test_module_entry_point(repo, tmp_path):
+    env = {"MAGUYVA_HOME": str(tmp_path / "home2"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "maguyva", "search", "ConnectionError", str(repo), "--json"],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    assert json.loads(done.stdout)["results"][0]["path"] == "src/config.py"
