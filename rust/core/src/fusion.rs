@@ -64,56 +64,114 @@ pub fn boost(centrality: f32) -> f64 {
 /// Fuses `lists` with RRF constant `k` and returns at most `top_k` results, one per file.
 pub fn fuse(lists: &[RankedList], chunks: &ChunkTable, k: f64, top_k: usize) -> Result<Vec<FusedHit>> {
     validate(lists, chunks, k)?;
-    let modalities = lists.len();
-    let entries = sorted_entries(lists);
+    let table = accumulate(lists, k);
 
-    // Group the entries by chunk: scores in one array, (rank, contribution) in a flat table of
-    // `modalities` cells per chunk, so no allocation happens per chunk.
-    let mut ids: Vec<u32> = Vec::new();
-    let mut scores: Vec<f64> = Vec::new();
-    let mut cells: Vec<Option<ModalityHit>> = Vec::new();
-    for &(chunk, modality, rank) in &entries {
-        if ids.last() != Some(&chunk) {
-            ids.push(chunk);
-            scores.push(0.0);
-            cells.resize(cells.len() + modalities, None);
-        }
-        let cell = &mut cells[(ids.len() - 1) * modalities + modality as usize];
-        if cell.is_some() {
-            continue; // a repeat within one list: the best rank came first in the sort
-        }
-        let c = chunk as usize;
-        let contribution = lists[modality as usize].weight / (k + f64::from(rank) + 1.0)
-            * boost(chunks.centrality[c])
-            * f64::from(chunks.demotion[c]);
-        *cell = Some(ModalityHit { rank, contribution });
-        *scores.last_mut().unwrap() += contribution;
-    }
-
-    let mut order: Vec<usize> = (0..ids.len()).collect();
-    order.sort_unstable_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(ids[a].cmp(&ids[b])));
-    let mut seen_files = HashSet::new();
-    Ok(order
+    // Boost and demotion are per chunk, so they scale a chunk's summed reciprocal ranks once.
+    let factors: Vec<f64> = table
+        .ids
+        .iter()
+        .map(|&id| boost(chunks.centrality[id as usize]) * f64::from(chunks.demotion[id as usize]))
+        .collect();
+    let scores: Vec<f64> = table.raw.iter().zip(&factors).map(|(raw, f)| raw * f).collect();
+    let best = best_per_file(&scores, &table.ids, chunks.file, top_k);
+    Ok(best
         .into_iter()
-        .filter(|&i| seen_files.insert(chunks.file[ids[i] as usize]))
-        .take(top_k)
         .map(|i| FusedHit {
-            chunk: ids[i],
+            chunk: table.ids[i],
             score: scores[i],
-            modalities: cells[i * modalities..(i + 1) * modalities].to_vec(),
+            modalities: table
+                .cells(i)
+                .iter()
+                .enumerate()
+                .map(|(m, rank)| {
+                    rank.map(|rank| ModalityHit {
+                        rank,
+                        contribution: lists[m].weight / (k + f64::from(rank) + 1.0) * factors[i],
+                    })
+                })
+                .collect(),
         })
         .collect())
 }
 
-/// Every (chunk, modality, rank) triple, sorted so a chunk's entries are adjacent and a repeated
-/// id within one list meets its best rank first.
-fn sorted_entries(lists: &[RankedList]) -> Vec<(u32, u32, u32)> {
-    let mut entries = Vec::with_capacity(lists.iter().map(|l| l.ids.len()).sum());
-    for (modality, list) in lists.iter().enumerate() {
-        entries.extend(list.ids.iter().enumerate().map(|(rank, &id)| (id, modality as u32, rank as u32)));
+/// Every distinct chunk of the lists with its summed `weight / (k + rank + 1)` and its best rank
+/// in each list. Chunks are found by an open-addressing hash table sized for the input, which
+/// is cheaper than sorting all entries or hashing with a general-purpose map.
+struct Accumulated {
+    ids: Vec<u32>,
+    raw: Vec<f64>,
+    /// `lists` ranks per chunk, flattened.
+    ranks: Vec<Option<u32>>,
+    lists: usize,
+}
+
+impl Accumulated {
+    fn cells(&self, i: usize) -> &[Option<u32>] {
+        &self.ranks[i * self.lists..(i + 1) * self.lists]
     }
-    entries.sort_unstable();
-    entries
+}
+
+fn accumulate(lists: &[RankedList], k: f64) -> Accumulated {
+    let total: usize = lists.iter().map(|l| l.ids.len()).sum();
+    let capacity = (2 * total).next_power_of_two().max(16);
+    let shift = 64 - capacity.trailing_zeros();
+    let mut slots = vec![u32::MAX; capacity]; // index into ids, or empty
+    let mut acc = Accumulated {
+        ids: Vec::with_capacity(total),
+        raw: Vec::with_capacity(total),
+        ranks: Vec::with_capacity(total * lists.len()),
+        lists: lists.len(),
+    };
+    for (m, list) in lists.iter().enumerate() {
+        for (rank, &id) in list.ids.iter().enumerate() {
+            let mut slot = (u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+            let index = loop {
+                match slots[slot] {
+                    u32::MAX => {
+                        slots[slot] = acc.ids.len() as u32;
+                        acc.ids.push(id);
+                        acc.raw.push(0.0);
+                        acc.ranks.resize(acc.ranks.len() + acc.lists, None);
+                        break acc.ids.len() - 1;
+                    }
+                    i if acc.ids[i as usize] == id => break i as usize,
+                    _ => slot = (slot + 1) & (capacity - 1),
+                }
+            };
+            let cell = &mut acc.ranks[index * acc.lists + m];
+            if cell.is_none() {
+                // A repeat within one list keeps its first (best) rank only.
+                *cell = Some(rank as u32);
+                acc.raw[index] += list.weight / (k + rank as f64 + 1.0);
+            }
+        }
+    }
+    acc
+}
+
+/// Indices of the `top_k` best scores whose chunks lie in distinct files, best first, ties
+/// broken by the smaller id. Only a prefix of the ranking is sorted: a few times `top_k`
+/// candidates usually cover `top_k` files; the prefix grows when they do not.
+fn best_per_file(scores: &[f64], ids: &[u32], file: &[u32], top_k: usize) -> Vec<usize> {
+    let better = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(ids[*a].cmp(&ids[*b]));
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    let mut prefix = top_k.saturating_mul(4).saturating_add(16);
+    loop {
+        if prefix < order.len() {
+            order.select_nth_unstable_by(prefix, better);
+            order[..prefix].sort_unstable_by(better);
+        } else {
+            prefix = order.len();
+            order.sort_unstable_by(better);
+        }
+        let mut seen = HashSet::new();
+        let best: Vec<usize> =
+            order[..prefix].iter().copied().filter(|&i| seen.insert(file[ids[i] as usize])).take(top_k).collect();
+        if best.len() == top_k || prefix == order.len() {
+            return best;
+        }
+        prefix = prefix.saturating_mul(4);
+    }
 }
 
 fn validate(lists: &[RankedList], chunks: &ChunkTable, k: f64) -> Result<()> {
@@ -144,8 +202,17 @@ fn validate(lists: &[RankedList], chunks: &ChunkTable, k: f64) -> Result<()> {
             )));
         }
     }
-    if let Some(bad) = chunks.demotion.iter().find(|d| !(0.0..=1.0).contains(*d)) {
-        return Err(Error::InvalidArgument(format!("demotion factors must lie in [0, 1], not {bad}")));
+    // Only the chunks in the lists are read, so only theirs are checked: a call costs in
+    // proportion to its lists, not to the size of the index.
+    for list in lists {
+        for &id in list.ids {
+            let demotion = chunks.demotion[id as usize];
+            if !(0.0..=1.0).contains(&demotion) {
+                return Err(Error::InvalidArgument(format!(
+                    "demotion factors must lie in [0, 1], not {demotion} (chunk {id})"
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -270,7 +337,8 @@ mod tests {
         assert!(fuse(&list(1.0, &[0]), &chunks, -1.0, 10).is_err());
         let bad_demotion = [1.0, 2.0, 1.0];
         let chunks = ChunkTable { centrality: &c, demotion: &bad_demotion, file: &f };
-        assert!(fuse(&list(1.0, &[0]), &chunks, 40.0, 10).is_err());
+        assert!(fuse(&list(1.0, &[1]), &chunks, 40.0, 10).is_err());
+        assert!(fuse(&list(1.0, &[0]), &chunks, 40.0, 10).is_ok(), "only listed chunks are checked");
         let short = [0u32; 2];
         let chunks = ChunkTable { centrality: &c, demotion: &d, file: &short };
         assert!(fuse(&list(1.0, &[0]), &chunks, 40.0, 10).is_err());

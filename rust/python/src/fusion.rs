@@ -3,7 +3,7 @@
 use crate::error::to_py;
 use maguyva_core::fusion::{boost, fuse, ChunkTable, RankedList};
 use numpy::ndarray::{Array1, Array2};
-use numpy::{AllowTypeChange, IntoPyArray, PyArrayLike1};
+use numpy::{AllowTypeChange, IntoPyArray, PyArray1, PyArrayLike1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -23,6 +23,23 @@ fn centrality_boost(centrality: f32) -> f64 {
 type Ids<'py> = PyArrayLike1<'py, u32, AllowTypeChange>;
 type Floats<'py> = PyArrayLike1<'py, f32, AllowTypeChange>;
 
+/// Chunk ids from a uint32 array, an int64 array (numpy's default integer,
+/// converted here because numpy's own type change costs more than the fusion), or any sequence.
+fn chunk_ids(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    if let Ok(array) = value.cast::<PyArray1<u32>>() {
+        return Ok(array.readonly().as_slice()?.to_vec());
+    }
+    if let Ok(array) = value.cast::<PyArray1<i64>>() {
+        let ids = array.readonly();
+        return ids
+            .as_slice()?
+            .iter()
+            .map(|&id| u32::try_from(id).map_err(|_| PyValueError::new_err(format!("{id} is not a chunk id"))))
+            .collect();
+    }
+    Ok(value.extract::<Ids>()?.as_slice()?.to_vec())
+}
+
 /// Weighted Reciprocal Rank Fusion with centrality boost, demotion and one chunk per file.
 ///
 /// Returns (chunk ids uint32 (n,), scores float64 (n,), ranks int32 (n, lists) with -1 where a
@@ -32,7 +49,7 @@ type Floats<'py> = PyArrayLike1<'py, f32, AllowTypeChange>;
 #[allow(clippy::too_many_arguments)]
 fn rrf_fuse<'py>(
     py: Python<'py>,
-    lists: Vec<Ids<'py>>,
+    lists: Vec<Bound<'py, PyAny>>,
     weights: Vec<f64>,
     k: f64,
     centrality: Floats<'py>,
@@ -47,9 +64,9 @@ fn rrf_fuse<'py>(
             weights.len()
         )));
     }
-    let id_slices = lists.iter().map(|l| l.as_slice()).collect::<Result<Vec<_>, _>>()?;
+    let id_lists = lists.iter().map(chunk_ids).collect::<PyResult<Vec<_>>>()?;
     let ranked: Vec<RankedList> =
-        id_slices.iter().zip(&weights).map(|(ids, &weight)| RankedList { weight, ids }).collect();
+        id_lists.iter().zip(&weights).map(|(ids, &weight)| RankedList { weight, ids }).collect();
     let chunks = ChunkTable {
         centrality: centrality.as_slice()?,
         demotion: demotion.as_slice()?,
