@@ -1,10 +1,14 @@
 //! Trigram index: build time and literal queries over a synthetic source-code corpus, with a
 //! brute-force scan of the same bytes as the baseline queries are measured against.
+//!
+//! Set `MAGUYVA_TRIGRAM_CORPUS=/some/dir` to index the files under a real directory instead
+//! (for comparing with `rg --fixed-strings` over the same files).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use maguyva_core::trigram::TrigramIndex;
 use memchr::memmem::Finder;
 use std::hint::black_box;
+use std::path::Path;
 use std::time::Duration;
 
 const DOCS: usize = 2_000;
@@ -32,10 +36,10 @@ impl SplitMix {
 }
 
 const WORDS: &[&str] = &[
-    "user", "config", "parse", "buffer", "index", "query", "result", "error", "handle", "request",
-    "response", "session", "token", "cache", "value", "key", "node", "tree", "graph", "path", "file",
-    "reader", "writer", "stream", "event", "state", "context", "manager", "service", "client",
-    "server", "record", "entry", "batch", "chunk", "offset", "length", "count", "limit", "score",
+    "user", "config", "parse", "buffer", "index", "query", "result", "error", "handle", "request", "response",
+    "session", "token", "cache", "value", "key", "node", "tree", "graph", "path", "file", "reader", "writer", "stream",
+    "event", "state", "context", "manager", "service", "client", "server", "record", "entry", "batch", "chunk",
+    "offset", "length", "count", "limit", "score",
 ];
 const KEYWORDS: &[&str] = &["let", "if", "for", "return", "match", "while", "const", "pub fn", "impl", "struct"];
 const TYPES: &[&str] = &["u32", "usize", "String", "Vec<u8>", "Option<Node>", "Result<()>", "&str", "bool"];
@@ -93,17 +97,48 @@ fn corpus() -> Vec<(u32, Vec<u8>)> {
         .collect()
 }
 
+/// The files under `root`, recursively (symlinks are not followed), in a stable order.
+fn directory_corpus(root: &Path) -> Vec<(u32, Vec<u8>)> {
+    let mut paths = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                Ok(kind) if kind.is_file() => paths.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    paths.sort();
+    paths.iter().filter_map(|path| std::fs::read(path).ok()).enumerate().map(|(i, bytes)| (i as u32, bytes)).collect()
+}
+
+/// The corpus to measure, and the queries to run over it.
+fn workload() -> (Vec<(u32, Vec<u8>)>, &'static [Query]) {
+    match std::env::var_os("MAGUYVA_TRIGRAM_CORPUS") {
+        Some(root) => (directory_corpus(Path::new(&root)), DIRECTORY_QUERIES),
+        None => (corpus(), QUERIES),
+    }
+}
+
 fn bench_build(c: &mut Criterion) {
-    let docs = corpus();
+    let (docs, _) = workload();
     let bytes: usize = docs.iter().map(|(_, d)| d.len()).sum();
     let mut group = c.benchmark_group("trigram_build");
-    group.sample_size(10).measurement_time(Duration::from_secs(6)).warm_up_time(Duration::from_secs(1));
+    group.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     group.throughput(Throughput::Bytes(bytes as u64));
-    group.bench_function("2000x8KiB", |b| b.iter(|| TrigramIndex::build(black_box(docs.clone())).unwrap()));
+    group.bench_function(format!("{}_docs", docs.len()), |b| {
+        b.iter(|| TrigramIndex::build(black_box(docs.clone())).unwrap())
+    });
     group.finish();
 }
 
-const QUERIES: &[(&str, &[u8], bool)] = &[
+/// (name, literal, case-insensitive).
+type Query = (&'static str, &'static [u8], bool);
+
+const QUERIES: &[Query] = &[
     ("rare", b"maguyva_needle_marker", false),
     ("rare_ci", b"MAGUYVA_NEEDLE_MARKER", true),
     ("identifier", b"SessionToken", false),
@@ -112,8 +147,20 @@ const QUERIES: &[(&str, &[u8], bool)] = &[
     ("two_bytes", b"=>", false),
 ];
 
+/// Queries for a directory of C headers or source code.
+const DIRECTORY_QUERIES: &[Query] = &[
+    ("rare", b"pthread_mutex_timedlock", false),
+    ("rare_ci", b"PTHREAD_MUTEX_TIMEDLOCK", true),
+    ("identifier", b"EINVAL", false),
+    ("common", b"return", false),
+    ("common_ci", b"Return", true),
+    ("phrase", b"unsigned long long", false),
+    ("absent", b"zq_no_such_identifier", false),
+    ("two_bytes", b"=>", false),
+];
+
 fn bench_queries(c: &mut Criterion) {
-    let docs = corpus();
+    let (docs, queries) = workload();
     let (index, _) = TrigramIndex::build(docs.clone()).unwrap();
     println!(
         "corpus: {} docs, {} content bytes, {} trigrams, {} posting bytes, index {} bytes",
@@ -125,7 +172,7 @@ fn bench_queries(c: &mut Criterion) {
     );
     let mut group = c.benchmark_group("trigram_search");
     group.sample_size(20).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    for &(name, literal, ci) in QUERIES {
+    for &(name, literal, ci) in queries {
         let hits = index.search(literal, ci).unwrap().len();
         println!("query {name}: {hits} matching docs");
         group.bench_with_input(BenchmarkId::new("index", name), &literal, |b, literal| {
@@ -133,7 +180,7 @@ fn bench_queries(c: &mut Criterion) {
         });
     }
     // The baseline: every document scanned with a SIMD substring search, no index, no I/O.
-    for &(name, literal, _) in &QUERIES[..1] {
+    for &(name, literal, _) in &queries[..1] {
         let finder = Finder::new(literal);
         group.bench_function(BenchmarkId::new("brute_force_scan", name), |b| {
             b.iter(|| docs.iter().filter(|(_, d)| finder.find(black_box(d)).is_some()).count())

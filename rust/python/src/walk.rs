@@ -12,6 +12,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// Found files as (path relative to the root, size, mtime_ns).
+type Files = Vec<(PathBuf, u64, u64)>;
+
 /// Walks `root`: returns (files as (relative path, size, mtime_ns) sorted by path, skipped
 /// counts by reason).
 #[pyfunction]
@@ -23,7 +26,7 @@ fn walk<'py>(
     include_hidden: bool,
     include_dependency_dirs: bool,
     respect_gitignore: bool,
-) -> PyResult<(Vec<(PathBuf, u64, u64)>, Bound<'py, PyDict>)> {
+) -> PyResult<(Files, Bound<'py, PyDict>)> {
     let options = WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore };
     let report = py.detach(|| core_walk(&root, &options)).map_err(to_py)?;
     let skipped = PyDict::new(py);

@@ -37,7 +37,7 @@ impl<'a> Codes<'a> {
         if row_bytes == 0 {
             return Err(Error::InvalidArgument("codes must have at least one byte per row".into()));
         }
-        if data.len() % row_bytes != 0 {
+        if !data.len().is_multiple_of(row_bytes) {
             return Err(Error::InvalidArgument(format!(
                 "{} bytes of codes are not a whole number of {row_bytes}-byte rows",
                 data.len()

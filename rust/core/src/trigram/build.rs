@@ -10,8 +10,7 @@ use super::{fold, BuildReport};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
-/// A document is binary if this many leading bytes contain a NUL.
-pub const BINARY_PROBE_LEN: usize = 8 * 1024;
+pub use crate::walk::{is_binary, BINARY_PROBE_LEN};
 
 /// Trigram sets are extracted this much content at a time, to bound the memory held by sets
 /// that are not yet packed.
@@ -49,10 +48,6 @@ pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, B
     Ok((buf, layout, report))
 }
 
-/// Whether `bytes` is treated as binary and left out of the index.
-pub(crate) fn is_binary(bytes: &[u8]) -> bool {
-    memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE_LEN)]).is_some()
-}
 
 /// Length of the content section of a buffer holding only header, ids, offsets and content.
 fn content_len(buf: &[u8], docs: usize) -> usize {

@@ -262,9 +262,8 @@ fn lower_bound(len: usize, mut less: impl FnMut(usize) -> bool) -> usize {
 /// never share one.
 fn temp_path(path: &Path) -> Result<PathBuf> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file path", path.display())))?;
+    let name =
+        path.file_name().ok_or_else(|| Error::InvalidArgument(format!("{}: not a file path", path.display())))?;
     let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
     let temp_name = format!(".{}.{}.{unique}.tmp", name.to_string_lossy(), std::process::id());
     Ok(path.with_file_name(temp_name))

@@ -4,21 +4,24 @@
 use super::postings::{self, Malformed};
 use super::{fold, LiteralMatch, TermCounts, TrigramIndex};
 use crate::{Error, Result};
-use aho_corasick::{AhoCorasick, MatchKind};
 use memchr::memmem::Finder;
 use rayon::prelude::*;
+use std::cell::RefCell;
 
-/// Skipping an intersection means verifying its extra candidates instead. A posting byte costs
-/// about as much to decode as this many content bytes cost to scan, so a list is only worth
-/// intersecting while it is shorter than the content its candidates would otherwise make us scan.
+/// Skipping an intersection means verifying its extra candidates instead. Lists come shortest
+/// first, so later ones are long and filter out few candidates, while decoding is sequential and
+/// verification is a parallel SIMD scan. A list is therefore intersected only while its encoded
+/// length is below the content its candidates would make verification scan, divided by this.
 const SCAN_BYTES_PER_POSTING_BYTE: usize = 256;
 
 /// Finds the non-overlapping occurrences of one literal, built once per query.
 pub(crate) enum Matcher {
     /// Byte-exact search; also used case-insensitively when the literal has no ASCII letters.
     Exact(Box<Finder<'static>>),
-    /// ASCII case-insensitive search.
-    Folded(AhoCorasick),
+    /// ASCII case-insensitive search: the lowercased literal, searched for in a lowercased copy
+    /// of each document (folding is byte for byte, so match offsets carry over). This runs at
+    /// memmem speed, several times faster than a case-insensitive automaton.
+    Folded(Box<Finder<'static>>),
 }
 
 impl Matcher {
@@ -27,20 +30,15 @@ impl Matcher {
         if !case_insensitive || !literal.iter().any(u8::is_ascii_alphabetic) {
             return Ok(Matcher::Exact(Box::new(Finder::new(literal).into_owned())));
         }
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .build([literal])
-            .map(Matcher::Folded)
-            .map_err(|e| Error::InvalidArgument(format!("cannot search for this literal: {e}")))
+        Ok(Matcher::Folded(Box::new(Finder::new(&literal.to_ascii_lowercase()).into_owned())))
     }
 
     /// Calls `f` with the start of every non-overlapping occurrence, left to right.
     #[inline]
-    fn for_each_start(&self, haystack: &[u8], mut f: impl FnMut(usize)) {
+    fn for_each_start(&self, haystack: &[u8], f: impl FnMut(usize)) {
         match self {
             Matcher::Exact(finder) => finder.find_iter(haystack).for_each(f),
-            Matcher::Folded(automaton) => automaton.find_iter(haystack).for_each(|m| f(m.start())),
+            Matcher::Folded(finder) => with_folded(haystack, |folded| finder.find_iter(folded).for_each(f)),
         }
     }
 
@@ -48,7 +46,7 @@ impl Matcher {
     pub(crate) fn count(&self, haystack: &[u8]) -> u32 {
         let count = match self {
             Matcher::Exact(finder) => finder.find_iter(haystack).count(),
-            Matcher::Folded(automaton) => automaton.find_iter(haystack).count(),
+            Matcher::Folded(finder) => with_folded(haystack, |folded| finder.find_iter(folded).count()),
         };
         saturate(count)
     }
@@ -70,6 +68,19 @@ impl Matcher {
         });
         (count > 0).then(|| (saturate(count), lines))
     }
+}
+
+/// Calls `f` with `haystack` ASCII-lowercased, in a buffer reused by each thread so that
+/// verification allocates nothing per candidate.
+fn with_folded<R>(haystack: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+    thread_local! {
+        static FOLDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    FOLDED.with_borrow_mut(|folded| {
+        folded.clear();
+        folded.extend(haystack.iter().map(u8::to_ascii_lowercase));
+        f(folded)
+    })
 }
 
 /// Counts past `u32::MAX` (only possible in documents over 4 GiB) are clamped.
