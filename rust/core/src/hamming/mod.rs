@@ -168,14 +168,14 @@ impl Scan<'_, '_> {
     /// Scans the tiles in `range` into `heaps` (one per query).
     fn tiles(&self, range: std::ops::Range<usize>, mut heaps: Vec<BoundedHeap>) -> Vec<BoundedHeap> {
         let row_bytes = self.codes.row_bytes;
-        let mut distances = [0u32; TILE_ROWS];
         let mut gathered = Vec::new();
         for tile in range {
             let first = tile * TILE_ROWS;
-            let (rows, tile_bytes): (&[u32], &[u8]) = match self.allow {
+            match self.allow {
                 None => {
                     let last = (first + TILE_ROWS).min(self.codes.rows());
-                    (&[], &self.codes.data[first * row_bytes..last * row_bytes])
+                    let tile_bytes = &self.codes.data[first * row_bytes..last * row_bytes];
+                    self.offer_tile(tile_bytes, &mut heaps, |i| (first + i) as u32);
                 }
                 Some(allow) => {
                     // Copy the allowed rows into one contiguous tile so the kernels see the
@@ -185,22 +185,26 @@ impl Scan<'_, '_> {
                     for &row in ids {
                         gathered.extend_from_slice(self.codes.row(row as usize));
                     }
-                    (ids, &gathered)
-                }
-            };
-            let count = tile_bytes.len() / row_bytes;
-            for (q, heap) in heaps.iter_mut().enumerate() {
-                let out = &mut distances[..count];
-                self.kernel.tile_distances(tile_bytes, self.queries.row(q), out);
-                for (i, &distance) in out.iter().enumerate() {
-                    let row = if self.allow.is_some() { rows[i] } else { (first + i) as u32 };
-                    if select::key(distance, row) < heap.bound() {
-                        heap.offer(Neighbor { distance, row });
-                    }
+                    self.offer_tile(&gathered, &mut heaps, |i| ids[i]);
                 }
             }
         }
         heaps
+    }
+}
+
+impl Scan<'_, '_> {
+    /// Offers every row of one tile to every query's heap; `row_id(i)` names the tile's row `i`.
+    #[inline]
+    fn offer_tile(&self, tile: &[u8], heaps: &mut [BoundedHeap], row_id: impl Fn(usize) -> u32) {
+        for (q, heap) in heaps.iter_mut().enumerate() {
+            self.kernel.scan_tile(tile, self.queries.row(q), |i, distance| {
+                let row = row_id(i);
+                if select::key(distance, row) < heap.bound() {
+                    heap.offer(Neighbor { distance, row });
+                }
+            });
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! `u64::count_ones` only becomes the POPCNT instruction when that target feature is enabled at
 //! compile time, and a portable build cannot assume it. So each kernel is compiled with its own
 //! `#[target_feature]` and the best one the running CPU supports is picked by [`Kernel::detect`].
-//! Every kernel computes, for a tile of consecutive rows, the distance of each row to one query:
-//! dispatch happens once per tile, not once per row.
+//! Every kernel computes, for a tile of consecutive rows, the distance of each row to one query,
+//! and hands it to a sink inlined into the kernel: dispatch happens once per tile, not per row.
 
 /// A popcount implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,32 +61,39 @@ impl Kernel {
         Kernel::available().into_iter().find(|k| k.name() == name)
     }
 
-    /// Writes into `out[i]` the Hamming distance between row `i` of `tile` and `query`.
-    ///
-    /// `tile` holds `out.len()` rows of `query.len()` bytes each.
-    pub(crate) fn tile_distances(self, tile: &[u8], query: &[u8], out: &mut [u32]) {
-        debug_assert_eq!(tile.len(), query.len() * out.len());
+    /// Calls `sink(i, distance)` for every row `i` of `tile` (rows of `query.len()` bytes), in
+    /// order. The sink is inlined into each kernel, so that deciding what to keep overlaps with
+    /// the loads of the next rows instead of following the scan as a second pass.
+    #[inline]
+    pub(crate) fn scan_tile(self, tile: &[u8], query: &[u8], sink: impl FnMut(usize, u32)) {
+        debug_assert_eq!(tile.len() % query.len(), 0);
         match self {
-            Kernel::Scalar => tile_scalar(tile, query, out),
+            Kernel::Scalar => tile_words(tile, query, sink),
             // SAFETY (all arms below): a kernel other than Scalar is only constructed by
             // `available()`, after checking that the CPU has the features it is compiled for.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Popcnt => unsafe { x86::tile_popcnt(tile, query, out) },
+            Kernel::Popcnt => unsafe { x86::tile_popcnt(tile, query, sink) },
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { x86::tile_avx2(tile, query, out) },
+            Kernel::Avx2 => unsafe { x86::tile_avx2(tile, query, sink) },
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Vpopcntdq => unsafe { x86::tile_avx512(tile, query, out) },
+            Kernel::Avx512Vpopcntdq => unsafe { x86::tile_avx512(tile, query, sink) },
             #[cfg(not(target_arch = "x86_64"))]
-            _ => tile_scalar(tile, query, out),
+            _ => tile_words(tile, query, sink),
         }
     }
 
     /// The Hamming distance between two rows of equal length.
     #[cfg(test)]
     pub(crate) fn distance(self, a: &[u8], b: &[u8]) -> u32 {
-        let mut out = [0u32; 1];
-        self.tile_distances(a, b, &mut out);
-        out[0]
+        let mut out = 0;
+        self.scan_tile(a, b, |_, d| out = d);
+        out
+    }
+
+    /// Every row's distance, in order (for tests).
+    #[cfg(test)]
+    pub(crate) fn tile_distances(self, tile: &[u8], query: &[u8], out: &mut [u32]) {
+        self.scan_tile(tile, query, |i, d| out[i] = d);
     }
 }
 
@@ -109,25 +116,25 @@ fn row_distance_words(row: &[u8], query: &[u8]) -> u32 {
 }
 
 #[inline(always)]
-fn tile_words(tile: &[u8], query: &[u8], out: &mut [u32]) {
+fn tile_words(tile: &[u8], query: &[u8], mut sink: impl FnMut(usize, u32)) {
     // Common code widths get a fully unrolled loop; others take the general one.
     match query.len() {
-        32 => tile_words_fixed::<32>(tile, query, out),
-        64 => tile_words_fixed::<64>(tile, query, out),
-        128 => tile_words_fixed::<128>(tile, query, out),
-        256 => tile_words_fixed::<256>(tile, query, out),
+        32 => tile_words_fixed::<32>(tile, query, sink),
+        64 => tile_words_fixed::<64>(tile, query, sink),
+        128 => tile_words_fixed::<128>(tile, query, sink),
+        256 => tile_words_fixed::<256>(tile, query, sink),
         _ => {
-            for (row, d) in tile.chunks_exact(query.len()).zip(out.iter_mut()) {
-                *d = row_distance_words(row, query);
+            for (i, row) in tile.chunks_exact(query.len()).enumerate() {
+                sink(i, row_distance_words(row, query));
             }
         }
     }
 }
 
 #[inline(always)]
-fn tile_words_fixed<const N: usize>(tile: &[u8], query: &[u8], out: &mut [u32]) {
+fn tile_words_fixed<const N: usize>(tile: &[u8], query: &[u8], mut sink: impl FnMut(usize, u32)) {
     let query: &[u8; N] = query.try_into().unwrap();
-    for (row, d) in tile.chunks_exact(N).zip(out.iter_mut()) {
+    for (i, row) in tile.chunks_exact(N).enumerate() {
         let row: &[u8; N] = row.try_into().unwrap();
         let mut total = 0u32;
         for w in 0..N / 8 {
@@ -135,12 +142,8 @@ fn tile_words_fixed<const N: usize>(tile: &[u8], query: &[u8], out: &mut [u32]) 
             let q = u64::from_le_bytes(query[w * 8..w * 8 + 8].try_into().unwrap());
             total += (r ^ q).count_ones();
         }
-        *d = total;
+        sink(i, total);
     }
-}
-
-fn tile_scalar(tile: &[u8], query: &[u8], out: &mut [u32]) {
-    tile_words(tile, query, out)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -148,8 +151,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "popcnt")]
-    pub(super) unsafe fn tile_popcnt(tile: &[u8], query: &[u8], out: &mut [u32]) {
-        super::tile_words(tile, query, out)
+    pub(super) unsafe fn tile_popcnt(tile: &[u8], query: &[u8], sink: impl FnMut(usize, u32)) {
+        super::tile_words(tile, query, sink)
     }
 
     /// Popcount of each byte of `v` by two 16-entry nibble lookups.
@@ -167,11 +170,11 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn tile_avx2(tile: &[u8], query: &[u8], out: &mut [u32]) {
+    pub(super) unsafe fn tile_avx2(tile: &[u8], query: &[u8], mut sink: impl FnMut(usize, u32)) {
         let row_bytes = query.len();
         let vectors = row_bytes / 32;
         let tail = vectors * 32;
-        for (row, d) in tile.chunks_exact(row_bytes).zip(out.iter_mut()) {
+        for (i, row) in tile.chunks_exact(row_bytes).enumerate() {
             let mut acc = _mm256_setzero_si256();
             for v in 0..vectors {
                 // SAFETY: v * 32 + 32 <= row_bytes, the length of both slices.
@@ -187,20 +190,20 @@ mod x86 {
             }
             let lanes = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
             let sum = _mm_cvtsi128_si64(lanes) as u64 + _mm_extract_epi64::<1>(lanes) as u64;
-            *d = sum as u32 + super::row_distance_words(&row[tail..], &query[tail..]);
+            sink(i, sum as u32 + super::row_distance_words(&row[tail..], &query[tail..]));
         }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
-    pub(super) unsafe fn tile_avx512(tile: &[u8], query: &[u8], out: &mut [u32]) {
+    pub(super) unsafe fn tile_avx512(tile: &[u8], query: &[u8], sink: impl FnMut(usize, u32)) {
         // SAFETY: the caller checked the features; each arm gets rows of the length it expects.
         unsafe {
             match query.len() {
-                64 => tile_avx512_fixed::<1>(tile, query, out),
-                128 => tile_avx512_fixed::<2>(tile, query, out),
-                192 => tile_avx512_fixed::<3>(tile, query, out),
-                256 => tile_avx512_fixed::<4>(tile, query, out),
-                _ => tile_avx512_any(tile, query, out),
+                64 => tile_avx512_fixed::<1>(tile, query, sink),
+                128 => tile_avx512_fixed::<2>(tile, query, sink),
+                192 => tile_avx512_fixed::<3>(tile, query, sink),
+                256 => tile_avx512_fixed::<4>(tile, query, sink),
+                _ => tile_avx512_any(tile, query, sink),
             }
         }
     }
@@ -209,32 +212,32 @@ mod x86 {
     /// (Reducing eight rows at once with a transpose tree was tried: as fast from cache, but
     /// half as fast streaming from memory, so each row is reduced on its own.)
     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
-    unsafe fn tile_avx512_fixed<const V: usize>(tile: &[u8], query: &[u8], out: &mut [u32]) {
+    unsafe fn tile_avx512_fixed<const V: usize>(tile: &[u8], query: &[u8], mut sink: impl FnMut(usize, u32)) {
         let q: [__m512i; V] = std::array::from_fn(|v| {
             // SAFETY: the query is V * 64 bytes long.
             unsafe { _mm512_loadu_si512(query.as_ptr().add(v * 64) as *const __m512i) }
         });
-        for (row, d) in tile.chunks_exact(V * 64).zip(out.iter_mut()) {
+        for (i, row) in tile.chunks_exact(V * 64).enumerate() {
             let mut acc = _mm512_setzero_si512();
             for (v, qv) in q.iter().enumerate() {
                 // SAFETY: every row is V * 64 bytes long.
                 let r = unsafe { _mm512_loadu_si512(row.as_ptr().add(v * 64) as *const __m512i) };
                 acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(r, *qv)));
             }
-            *d = _mm512_reduce_add_epi64(acc) as u32;
+            sink(i, _mm512_reduce_add_epi64(acc) as u32);
         }
     }
 
     /// Rows of any length: whole vectors, then a masked load for the tail.
     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
-    unsafe fn tile_avx512_any(tile: &[u8], query: &[u8], out: &mut [u32]) {
+    unsafe fn tile_avx512_any(tile: &[u8], query: &[u8], mut sink: impl FnMut(usize, u32)) {
         let row_bytes = query.len();
         let vectors = row_bytes / 64;
         let tail = row_bytes % 64;
         let tail_mask: __mmask64 = if tail == 0 { 0 } else { u64::MAX >> (64 - tail) };
         // SAFETY: the masked load reads only the `tail` bytes that remain in the query.
         let query_tail = unsafe { _mm512_maskz_loadu_epi8(tail_mask, query.as_ptr().add(vectors * 64) as *const i8) };
-        for (row, d) in tile.chunks_exact(row_bytes).zip(out.iter_mut()) {
+        for (i, row) in tile.chunks_exact(row_bytes).enumerate() {
             let mut acc = _mm512_setzero_si512();
             for v in 0..vectors {
                 // SAFETY: v * 64 + 64 <= row_bytes, the length of both slices.
@@ -251,7 +254,7 @@ mod x86 {
                 let r = unsafe { _mm512_maskz_loadu_epi8(tail_mask, row.as_ptr().add(vectors * 64) as *const i8) };
                 acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(r, query_tail)));
             }
-            *d = _mm512_reduce_add_epi64(acc) as u32;
+            sink(i, _mm512_reduce_add_epi64(acc) as u32);
         }
     }
 }
