@@ -152,6 +152,7 @@ const DIRECTORY_QUERIES: &[Query] = &[
     ("rare", b"pthread_mutex_timedlock", false),
     ("rare_ci", b"PTHREAD_MUTEX_TIMEDLOCK", true),
     ("identifier", b"EINVAL", false),
+    ("identifier_ci", b"einval", true),
     ("common", b"return", false),
     ("common_ci", b"Return", true),
     ("phrase", b"unsigned long long", false),

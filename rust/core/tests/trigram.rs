@@ -201,6 +201,87 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Documents longer than the 64-byte blocks of the SIMD scan, with a literal planted at chosen
+// places: at and across block edges, near the end, in CRLF text with non-ASCII bytes.
+
+/// A filler line: mostly letters, sometimes CRLF, sometimes UTF-8 or other high bytes.
+fn filler() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![
+        20 => prop::sample::select(&b"abcxyzABC _.;"[..]),
+        2 => Just(b'\n'),
+        1 => Just(b'\r'),
+        1 => prop::sample::select(&b"\xC3\xA9\xE2\x80\x94\xFF\x80"[..]),
+    ];
+    prop::collection::vec(byte, 0..400)
+}
+
+/// Where to plant: near a multiple of 64 (within a literal's length either side), or anywhere.
+fn plant_positions() -> impl Strategy<Value = Vec<(usize, i32, Index)>> {
+    prop::collection::vec((0usize..8, -70i32..70, any::<Index>()), 0..6)
+}
+
+fn planted_doc(mut doc: Vec<u8>, literal: &[u8], positions: &[(usize, i32, Index)]) -> Vec<u8> {
+    if doc.len() < literal.len() {
+        return doc;
+    }
+    let last = doc.len() - literal.len();
+    for &(block, delta, anywhere) in positions {
+        let near_edge = (block * 64) as i64 + i64::from(delta);
+        let start = if delta % 5 == 0 { anywhere.index(last + 1) } else { near_edge.clamp(0, last as i64) as usize };
+        doc[start..start + literal.len()].copy_from_slice(literal);
+    }
+    doc
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn planted_literals_match_reference(
+        fillers in prop::collection::vec(filler(), 1..6),
+        literal in prop_oneof![
+            prop::collection::vec(prop::sample::select(&b"abcxyzAB\r\n\xC3\xA9"[..]), 1..70),
+            prop::collection::vec(any::<u8>().prop_filter("no NUL", |b| *b != 0), 1..70),
+        ],
+        positions in prop::collection::vec(plant_positions(), 6),
+        flip_case in any::<bool>(),
+    ) {
+        let docs: Vec<(u32, Vec<u8>)> = fillers
+            .into_iter()
+            .zip(&positions)
+            .enumerate()
+            .map(|(i, (doc, at))| (i as u32 * 3, planted_doc(doc, &literal, at)))
+            .collect();
+        let index = build(&docs);
+        let flipped: Vec<u8> = if flip_case {
+            literal.iter().map(|b| if b.is_ascii_alphabetic() { b ^ 0x20 } else { *b }).collect()
+        } else {
+            literal.clone()
+        };
+        for (query, ci) in [(&literal, false), (&literal, true), (&flipped, true), (&flipped, false)] {
+            let got = index.search(query, ci).unwrap();
+            prop_assert_eq!(got, reference_search(&docs, query, ci), "literal {:?} ci={}", query, ci);
+        }
+    }
+}
+
+#[test]
+fn dense_literal_on_every_line() {
+    let mut doc = Vec::new();
+    for line in 0..3000usize {
+        // Lines of varied length, so matches fall at every offset within a block, some CRLF.
+        doc.extend_from_slice(&b"    x".repeat(line % 17));
+        doc.extend_from_slice(if line % 3 == 0 { b"return value;\r\n" } else { b"return;RETURN\n" });
+    }
+    let docs =
+        vec![(1, doc.clone()), (2, doc[..doc.len() / 2].to_vec()), (3, b"return".to_vec()), (4, b"retur".to_vec())];
+    let index = build(&docs);
+    for (literal, ci) in [(&b"return"[..], false), (b"RETURN", true), (b"n;", false), (b"\r\n", false), (b"\n", true)] {
+        assert_eq!(index.search(literal, ci).unwrap(), reference_search(&docs, literal, ci), "{literal:?} ci={ci}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Larger deterministic corpora: multi-byte varint gaps and long intersections.
 
 /// A fixed-seed generator so the test is reproducible without proptest.

@@ -27,6 +27,7 @@ mod build;
 mod format;
 mod postings;
 mod query;
+mod scan;
 
 use crate::{Error, Result};
 use format::{u32_at, u64_at, Layout};

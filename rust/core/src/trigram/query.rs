@@ -2,11 +2,17 @@
 //! verification against the stored bytes.
 
 use super::postings::{self, Malformed};
+use super::scan::{Fused, Hits};
 use super::{fold, LiteralMatch, TermCounts, TrigramIndex};
 use crate::{Error, Result};
 use memchr::memmem::Finder;
 use rayon::prelude::*;
 use std::cell::RefCell;
+
+/// A case-sensitive search with SIMD available finds this many matches of a document with memmem
+/// and separate newline counting, then hands the rest of the document to the single-pass scan:
+/// documents with few matches are searched at memmem speed, dense ones in one pass.
+const SPARSE_MATCHES: usize = 4;
 
 /// Skipping an intersection means verifying its extra candidates instead. Lists come shortest
 /// first, so later ones are long and filter out few candidates, while decoding is sequential and
@@ -53,6 +59,7 @@ impl Matcher {
 
     /// Occurrence count and the distinct 1-based lines holding a match start; `None` without a
     /// match. Newlines are counted only between successive matches, never from the start again.
+    /// Used where the single-pass SIMD scan of `scan` is not available.
     pub(crate) fn count_with_lines(&self, haystack: &[u8]) -> Option<(u32, Vec<u32>)> {
         let mut count = 0usize;
         let mut lines: Vec<u32> = Vec::new();
@@ -67,6 +74,33 @@ impl Matcher {
             }
         });
         (count > 0).then(|| (saturate(count), lines))
+    }
+}
+
+impl Matcher {
+    /// As `count_with_lines`, with the single-pass scan of `fused` (built for the same
+    /// `literal`). A case-sensitive search takes the first `SPARSE_MATCHES` matches with memmem
+    /// and the rest with `fused`.
+    fn count_with_lines_fused(&self, fused: &Fused, literal: &[u8], haystack: &[u8]) -> Option<(u32, Vec<u32>)> {
+        let mut hits = Hits::default();
+        match self {
+            Matcher::Exact(finder) => {
+                let (mut newlines, mut scanned) = (0usize, 0usize);
+                for start in finder.find_iter(haystack) {
+                    newlines += memchr::memchr_iter(b'\n', &haystack[scanned..start]).count();
+                    scanned = start;
+                    hits.push(newlines + 1);
+                    if hits.count == SPARSE_MATCHES {
+                        // The match is `literal` itself, so its newlines are the literal's.
+                        let inside = memchr::memchr_iter(b'\n', literal).count();
+                        fused.extend(haystack, start + literal.len(), newlines + inside, &mut hits);
+                        break;
+                    }
+                }
+            }
+            Matcher::Folded(_) => fused.extend(haystack, 0, 0, &mut hits),
+        }
+        hits.finish()
     }
 }
 
@@ -142,10 +176,17 @@ impl TrigramIndex {
             return Ok(Vec::new());
         }
         let matcher = Matcher::new(literal, case_insensitive)?;
+        // With SIMD, matches and their lines come from one pass (`scan`); case-insensitively, it
+        // needs no lowercased copy of the document.
+        let fused = Fused::new(literal, case_insensitive);
         Ok(candidates
             .par_iter()
             .filter_map(|&ordinal| {
-                let (count, lines) = matcher.count_with_lines(self.content(ordinal as usize))?;
+                let content = self.content(ordinal as usize);
+                let (count, lines) = match &fused {
+                    Some(fused) => matcher.count_with_lines_fused(fused, literal, content)?,
+                    None => matcher.count_with_lines(content)?,
+                };
                 Some(LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
             })
             .collect())
@@ -215,6 +256,20 @@ mod tests {
         assert_eq!(starts_and_lines(b"FOO", true, text), Some((5, vec![1, 4, 5])));
         assert_eq!(starts_and_lines(b"FOO", false, text), None);
         assert_eq!(starts_and_lines(b"\n", false, text), Some((4, vec![1, 2, 3, 4])));
+    }
+
+    #[test]
+    fn fused_path_agrees_past_the_sparse_matches() {
+        let text = b"x\nab\nab ab\r\nAB\n\nab\nxab\nab".repeat(7);
+        for (literal, ci) in [(&b"ab"[..], false), (b"AB", true), (b"b\na", false), (b"\n", false), (b"B\r\nA", true)] {
+            let matcher = Matcher::new(literal, ci).unwrap();
+            let Some(fused) = Fused::new(literal, ci) else { return };
+            for len in 0..=text.len() {
+                let haystack = &text[..len];
+                let expected = matcher.count_with_lines(haystack);
+                assert_eq!(matcher.count_with_lines_fused(&fused, literal, haystack), expected, "{literal:?} {len}");
+            }
+        }
     }
 
     #[test]
