@@ -1,0 +1,488 @@
+"""Parsing and chunking: language detection, bad input, chunk sizes and boundaries, text windows.
+
+Per-language symbols and references are tested in test_parse_languages.py.
+"""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from maguyva.index.chunk import (
+    MAX_CHUNK_CHARS,
+    MAX_CHUNK_LINES,
+    SMALL_LINES,
+    TEXT_WINDOW_LINES,
+    TEXT_WINDOW_OVERLAP,
+    significant_chars,
+)
+from maguyva.index.model import ParsedFile
+from maguyva.index.parse import language_for, parse_file
+
+
+def check_chunks(parsed: ParsedFile, content: bytes, *, overlapping: bool = False) -> None:
+    """Invariants of every chunk list: in order, inside the file, true to the text, within the
+    cap (a single line may be longer), and covering every non-blank line."""
+    lines = content.decode("utf-8", errors="replace").split("\n")
+    lines = [line.removesuffix("\r") for line in lines]
+    previous_start, previous_end = 0, 0
+    covered: set[int] = set()
+    for chunk in parsed.chunks:
+        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
+        assert chunk.start_line > previous_start
+        if not overlapping:
+            assert chunk.start_line > previous_end, "code chunks do not overlap"
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+        assert lines[chunk.start_line - 1].strip() and lines[chunk.end_line - 1].strip()
+        if chunk.start_line != chunk.end_line:
+            assert chunk.end_line - chunk.start_line < MAX_CHUNK_LINES
+            assert significant_chars(chunk.text) <= MAX_CHUNK_CHARS
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+        previous_start, previous_end = chunk.start_line, chunk.end_line
+    assert {i + 1 for i, line in enumerate(lines) if line.strip()} <= covered
+
+
+# --- language detection ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("setup.py", "python"),
+        ("pkg/stubs/mod.pyi", "python"),
+        ("SRC/MAIN.PY", "python"),
+        ("src\\win\\tool.py", "python"),
+        ("src/lib.rs", "rust"),
+        ("cmd/server/main.go", "go"),
+        ("app/index.js", "javascript"),
+        ("app/index.mjs", "javascript"),
+        ("app/view.jsx", "javascript"),
+        ("app/index.ts", "typescript"),
+        ("app/view.tsx", "tsx"),
+        ("src/util.c", "c"),
+        ("include/util.h", "c"),
+        ("src/util.cpp", "cpp"),
+        ("src/util.cc", "cpp"),
+        ("include/util.hpp", "cpp"),
+        ("Program.cs", "csharp"),
+        ("lib/app.ex", "elixir"),
+        ("test/app_test.exs", "elixir"),
+        ("src/Main.hs", "haskell"),
+        ("Main.java", "java"),
+        ("build.gradle.kts", "kotlin"),
+        ("init.lua", "lua"),
+        ("index.php", "php"),
+        ("app.rb", "ruby"),
+        ("Rakefile", "ruby"),
+        ("Main.scala", "scala"),
+        ("App.swift", "swift"),
+        ("build.zig", "zig"),
+        ("install.sh", "bash"),
+        ("lib.bash", "bash"),
+        (".bashrc", "bash"),
+        ("README.md", None),
+        ("Makefile", None),
+        ("config.yaml", None),
+        ("notes.xyz", None),
+        ("LICENSE", None),
+        ("dir.py/readme", None),
+    ],
+)
+def test_language_for(path: str, language: str | None) -> None:
+    assert language_for(path) == language
+
+
+@pytest.mark.parametrize(
+    ("first_line", "language"),
+    [
+        (b"#!/usr/bin/env python3", "python"),
+        (b"#!/usr/bin/python3.11", "python"),
+        (b"#!/bin/bash", "bash"),
+        (b"#!/bin/sh -e", "bash"),
+        (b"#!/usr/bin/env -S node --no-warnings", "javascript"),
+        (b"#!/usr/bin/env ruby", "ruby"),
+        (b"#!/usr/bin/perl", None),
+        (b"no shebang", None),
+    ],
+)
+def test_shebang_decides_for_files_without_extension(
+    first_line: bytes, language: str | None
+) -> None:
+    assert parse_file("bin/tool", first_line + b"\necho hi\n").language == language
+
+
+def test_header_with_cpp_is_parsed_as_cpp() -> None:
+    header = b"#pragma once\nnamespace geo {\nclass Shape {\n public:\n  int id() const;\n};\n}\n"
+    parsed = parse_file("include/shape.h", header)
+    assert parsed.language == "cpp"
+    assert [s.qualified_name for s in parsed.symbols] == ["geo", "geo.Shape", "geo.Shape.id"]
+    c_header = (
+        b"#ifndef UTIL_H\n#define UTIL_H\nstruct point { int x; };\nint add(int, int);\n#endif\n"
+    )
+    assert parse_file("include/util.h", c_header).language == "c"
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["empty.py", "empty.rs", "empty.md", "empty"])
+def test_empty_file(path: str) -> None:
+    parsed = parse_file(path, b"")
+    assert parsed.path == path
+    assert parsed.chunks == [] and parsed.symbols == [] and parsed.references == []
+
+
+def test_whitespace_only_file_has_no_chunks() -> None:
+    assert parse_file("blank.go", b"\n\n   \n\t\n").chunks == []
+
+
+def test_invalid_utf8_keeps_lines_right() -> None:
+    content = (
+        b"# caf\xe9 \xff\xfe broken bytes\n"
+        b"NAME = '\xc3\x28'  # and a bad sequence\n"
+        b"\n"
+        b"def after():\n"
+        b'    """Still found \xe2\x82."""\n'
+        b"    return call_me()\n"
+    )
+    parsed = parse_file("bad.py", content)
+    after = next(s for s in parsed.symbols if s.name == "after")
+    assert (after.start_line, after.end_line) == (4, 6)
+    assert after.docstring.startswith("Still found")
+    call = next(r for r in parsed.references if r.kind == "call")
+    assert (call.name, call.line, call.enclosing) == ("call_me", 6, "after")
+    assert "\ufffd" in parsed.chunks[0].text
+    check_chunks(parsed, content)
+
+
+def test_multibyte_text_does_not_shift_lines() -> None:
+    content = "# ünïcödé ✓ 日本語\ns = '🎉🎉🎉'\n\nfn = 1\n\ndef target():\n    return s\n".encode()
+    parsed = parse_file("uni.py", content)
+    target = next(s for s in parsed.symbols if s.name == "target")
+    assert (target.start_line, target.end_line) == (6, 7)
+    check_chunks(parsed, content)
+
+
+def test_syntax_errors_still_give_the_valid_definitions() -> None:
+    content = (
+        b"def ok():\n"
+        b"    return 1\n"
+        b"\n"
+        b"def broken(:\n"
+        b"    pass pass )\n"
+        b"\n"
+        b"class Later:\n"
+        b"    def method(self):\n"
+        b"        return ok()\n"
+    )
+    parsed = parse_file("broken.py", content)
+    names = {s.qualified_name: (s.start_line, s.end_line) for s in parsed.symbols}
+    assert names["ok"] == (1, 2)
+    assert names["Later"] == (7, 9)
+    assert names["Later.method"] == (8, 9)
+    check_chunks(parsed, content)
+
+
+def test_unbalanced_braces_do_not_raise() -> None:
+    content = b"function a() {\n  if (x) {\n    b(\n}\nclass {\n" * 50
+    parsed = parse_file("broken.js", content)
+    assert parsed.language == "javascript"
+    check_chunks(parsed, content)
+
+
+def test_very_long_line_is_one_chunk() -> None:
+    content = b"var data = [" + b"1, " * 100_000 + b"];\nfunction after() { return data; }\n"
+    parsed = parse_file("min.js", content)
+    assert parsed.chunks[0].start_line == 1
+    assert [s.name for s in parsed.symbols] == ["data", "after"]
+    check_chunks(parsed, content)
+
+
+def test_deep_nesting_does_not_raise() -> None:
+    content = (
+        b"x = " + b"[" * 5_000 + b"]" * 5_000 + b"\n" + b"y = (\n" * 2_000 + b"1" + b")" * 2_000
+    )
+    parsed = parse_file("deep.py", content)
+    check_chunks(parsed, content)
+
+
+def test_random_bytes_never_raise() -> None:
+    rng = random.Random(7)
+    alphabet = b"abc xyz(){}[]:;,.=+-*/\"'#\n\t\\\xff\xc3def class fn func if else return"
+    for extension in ("py", "rs", "js", "c", "go", "rb", "ex", "hs", "zig", "sh", "txt"):
+        for _ in range(3):
+            content = bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 3_000)))
+            parsed = parse_file(f"fuzz.{extension}", content)
+            check_chunks(parsed, content, overlapping=extension == "txt")
+
+
+def test_crlf_line_ends() -> None:
+    content = b"def f():\r\n    '''Doc.'''\r\n    return g()\r\n\r\nX_MAX = 2\r\n"
+    parsed = parse_file("crlf.py", content)
+    f = parsed.symbols[0]
+    assert (f.name, f.start_line, f.end_line, f.docstring) == ("f", 1, 3, "Doc.")
+    assert all("\r" not in chunk.text for chunk in parsed.chunks)
+    check_chunks(parsed, content)
+
+
+# --- chunk boundaries -----------------------------------------------------------------------------
+
+
+def _big_function(statements: int) -> tuple[bytes, list[tuple[int, int]]]:
+    """A Python function of multi-line statements, and the line span of each statement."""
+    lines = ["def big(items):", '    """A long function."""']
+    spans = [(2, 2)]
+    for i in range(statements):
+        start = len(lines) + 1
+        lines += [f"    value_{i} = compute(", f"        items[{i}],", "    )"]
+        spans.append((start, start + 2))
+    lines.append("    return value_0")
+    spans.append((len(lines), len(lines)))
+    return ("\n".join(lines) + "\n").encode(), spans
+
+
+def test_large_function_is_split_at_statement_boundaries() -> None:
+    content, statements = _big_function(100)
+    parsed = parse_file("big.py", content)
+    check_chunks(parsed, content)
+    chunks = parsed.chunks
+    assert len(chunks) >= 302 // MAX_CHUNK_LINES
+    assert all(chunk.symbol == "big" for chunk in chunks)
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == len(content.splitlines())
+    starts = {start for start, _ in statements}
+    ends = {end for _, end in statements}
+    for chunk in chunks[1:]:
+        assert chunk.start_line in starts, "a chunk starts with a statement"
+    for chunk in chunks:
+        assert chunk.end_line in ends, "a chunk ends with a statement"
+
+
+def test_large_class_gives_a_chunk_per_method() -> None:
+    methods = "".join(
+        f"    def method_{i}(self, x):\n"
+        + "".join(f"        x = x + {j}\n" for j in range(8))
+        + "        return x\n\n"
+        for i in range(6)
+    )
+    content = f"class Big:\n    '''Docs.'''\n\n{methods}".encode()
+    parsed = parse_file("big_class.py", content)
+    check_chunks(parsed, content)
+    assert [c.symbol for c in parsed.chunks] == [f"Big.method_{i}" for i in range(6)]
+    assert parsed.chunks[0].start_line == 1, "the class header goes with its first method"
+
+
+def test_small_class_is_one_chunk() -> None:
+    content = (
+        b"class Small:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n"
+    )
+    parsed = parse_file("small.py", content)
+    assert [(c.start_line, c.end_line, c.symbol) for c in parsed.chunks] == [(1, 6, "Small")]
+
+
+def test_tiny_neighbours_are_merged() -> None:
+    getters = "".join(
+        f"    public int get{i}() {{\n        return v{i};\n    }}\n\n" for i in range(15)
+    )
+    content = (
+        "package a;\n\nimport java.util.List;\nimport java.util.Map;\n\n"
+        f"public class Bean {{\n{getters}}}\n"
+    )
+    parsed = parse_file("Bean.java", content.encode())
+    check_chunks(parsed, content.encode())
+    getter_chunks = [c for c in parsed.chunks if "get" in c.text]
+    assert len(getter_chunks) < 15 // 2, "three-line getters are grouped"
+    for chunk in getter_chunks:
+        # A chunk of several getters sits in the class; a chunk of one is that getter.
+        count = chunk.text.count("public int get")
+        assert chunk.symbol == ("Bean" if count > 1 else f"Bean.{chunk.text.split('int ')[1][:5]}")
+    assert parsed.chunks[0].text.startswith("package a;")
+    assert "import java.util.Map;" in parsed.chunks[0].text, "imports go together"
+
+
+def test_imports_merge_but_stay_out_of_a_large_definition() -> None:
+    imports = "".join(f"import module_{i}\n" for i in range(8))
+    body = "".join(f"    total += {i}\n" for i in range(20))
+    content = f"{imports}\n\ndef work():\n    total = 0\n{body}    return total\n".encode()
+    parsed = parse_file("work.py", content)
+    check_chunks(parsed, content)
+    assert [(c.start_line, c.end_line, c.symbol) for c in parsed.chunks] == [
+        (1, 8, None),
+        (11, 33, "work"),
+    ]
+
+
+def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
+    body = "".join(f"    step_{i}()\n" for i in range(90))
+    content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()
+    parsed = parse_file("long.py", content)
+    check_chunks(parsed, content)
+    assert parsed.chunks[0].end_line == 3
+    assert parsed.chunks[1].start_line == 6
+    assert {c.symbol for c in parsed.chunks[1:]} == {"long"}
+
+
+def test_comment_above_a_definition_is_in_its_chunk() -> None:
+    content = (
+        b"package main\n\n"
+        b"// Handle serves a request.\n"
+        b"// It never fails.\n"
+        b"func Handle(w Writer) {\n" + b"\tw.Write(1)\n" * 12 + b"}\n\n"
+        b"// Other does something else entirely.\n"
+        b"func Other() {\n" + b"\tdo()\n" * 12 + b"}\n"
+    )
+    parsed = parse_file("handle.go", content)
+    check_chunks(parsed, content)
+    spans = {c.symbol: (c.start_line, c.end_line) for c in parsed.chunks}
+    assert spans["Handle"][0] <= 3 and spans["Handle"][1] == 18
+    assert spans["Other"] == (20, 34)
+    assert parsed.symbols[0].docstring == "Handle serves a request.\nIt never fails."
+
+
+def test_small_definition_below_the_merge_threshold_is_counted_in_lines() -> None:
+    # A function of SMALL_LINES lines merges with a neighbour; one line more does not.
+    small = "def s():\n" + "    a = 1\n" * (SMALL_LINES - 2) + "    return a\n"
+    large = "def l():\n" + "    a = 1\n" * (SMALL_LINES - 1) + "    return a\n"
+    merged = parse_file("m.py", (small + "\n" + small.replace("s()", "t()")).encode())
+    apart = parse_file("a.py", (large + "\n" + large.replace("l()", "k()")).encode())
+    assert len(merged.chunks) == 1
+    assert len(apart.chunks) == 2
+
+
+# --- language details -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "expected"),
+    [
+        (
+            "deco.py",
+            "class A:\n    @property\n    def x(self):\n        return 1\n\n"
+            "    @staticmethod\n    async def fetch(url):\n        await get(url)\n\n"
+            "async def top():\n    pass\n",
+            [("A", "class"), ("A.x", "method"), ("A.fetch", "method"), ("top", "function")],
+        ),
+        (
+            "members.js",
+            "export default class Foo {\n  async bar() { await baz(); }\n  static qux() {}\n"
+            "  get size() { return 1; }\n}\n"
+            "module.exports.handler = async (event) => ok(event);\n"
+            "Foo.prototype.render = function () { return 1; };\n",
+            [
+                ("Foo", "class"),
+                ("Foo.bar", "method"),
+                ("Foo.qux", "method"),
+                ("Foo.size", "method"),
+                ("handler", "function"),
+                ("Foo.render", "function"),
+            ],
+        ),
+        (
+            "generic.rs",
+            "impl<T: Clone> fmt::Display for Wrapper<T> {\n"
+            '    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "x") }\n}\n',
+            [("Wrapper.fmt", "method")],
+        ),
+        (
+            "generic.go",
+            "package x\nfunc Map[T any](xs []T) []T { return xs }\n"
+            "func (l *List[T]) Push(v T) { l.items = append(l.items, v) }\n",
+            [("Map", "function"), ("List.Push", "method")],
+        ),
+        (
+            "kinds.kt",
+            "enum class Color { RED; fun hex() = 1 }\nsealed interface S\n"
+            "object Registry { fun get() = 1 }\n",
+            [
+                ("Color", "enum"),
+                ("Color.hex", "method"),
+                ("S", "interface"),
+                ("Registry", "class"),
+                ("Registry.get", "method"),
+            ],
+        ),
+        (
+            "outofline.cpp",
+            "namespace a::b {\nvoid Widget::draw() const { paint(); }\n"
+            "template <typename T> T Box<T>::get() { return v; }\n}\n",
+            [("a.b", "module"), ("a.b.Widget.draw", "method"), ("a.b.Box.get", "method")],
+        ),
+        (
+            "clauses.ex",
+            'defmodule M do\n  @doc "Sum."\n  def sum([]), do: 0\n'
+            "  def sum([h | t]), do: h + sum(t)\nend\n",
+            [("M", "module"), ("M.sum", "function")],
+        ),
+    ],
+)
+def test_language_details(path: str, source: str, expected: list[tuple[str, str]]) -> None:
+    parsed = parse_file(path, source.encode())
+    assert [(s.qualified_name, s.kind) for s in parsed.symbols] == expected
+    check_chunks(parsed, source.encode())
+
+
+def test_elixir_clauses_are_one_symbol_with_the_doc() -> None:
+    source = (
+        'defmodule M do\n  @doc "Sum."\n  def sum([]), do: 0\n'
+        "  def sum([h | t]), do: h + sum(t)\nend\n"
+    )
+    total = parse_file("m.ex", source.encode()).symbols[1]
+    assert (total.start_line, total.end_line, total.docstring) == (3, 4, "Sum.")
+
+
+def test_doc_comment_set_off_by_a_blank_line() -> None:
+    source = "/**\n * Send a response.\n */\n\nres.send = function send(body) {\n  return 1;\n};\n"
+    send = parse_file("response.js", source.encode()).symbols[0]
+    assert (send.qualified_name, send.docstring) == ("res.send", "Send a response.")
+    # A plain comment is not taken across a blank line.
+    plain = parse_file("a.js", b"// unrelated\n\nfunction f() {}\n").symbols[0]
+    assert plain.docstring == ""
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+
+def test_text_files_are_cut_into_overlapping_windows() -> None:
+    paragraphs = []
+    for i in range(40):
+        paragraphs.append(f"## Section {i}\n\nSome words about topic {i}.\nAnother line.\n")
+    content = "\n".join(paragraphs).encode()
+    parsed = parse_file("docs/guide.md", content)
+    assert parsed.language is None and parsed.symbols == [] and parsed.references == []
+    check_chunks(parsed, content, overlapping=True)
+    chunks = parsed.chunks
+    assert len(chunks) > 1
+    for previous, chunk in zip(chunks, chunks[1:], strict=False):
+        assert chunk.end_line - chunk.start_line < TEXT_WINDOW_LINES
+        assert previous.start_line < chunk.start_line
+        assert previous.end_line - chunk.start_line + 1 <= TEXT_WINDOW_OVERLAP
+        assert chunk.symbol is None
+
+
+def test_text_windows_respect_the_character_cap() -> None:
+    content = ("x" * 400 + "\n").encode() * 30
+    parsed = parse_file("data.txt", content)
+    check_chunks(parsed, content, overlapping=True)
+    assert all(significant_chars(c.text) <= MAX_CHUNK_CHARS for c in parsed.chunks)
+    assert len(parsed.chunks) >= 30 * 400 // MAX_CHUNK_CHARS
+
+
+def test_unknown_extension_is_text() -> None:
+    content = b"\n".join(b"line %d" % i for i in range(100))
+    parsed = parse_file("weird.unknownext", content)
+    assert parsed.language is None
+    assert parsed.chunks[0].start_line == 1 and parsed.chunks[-1].end_line == 100
+    check_chunks(parsed, content, overlapping=True)
+
+
+# --- threads --------------------------------------------------------------------------------------
+
+
+def test_parse_file_from_several_threads() -> None:
+    from test_parse_languages import CASES
+
+    inputs = [(case.path, case.source.encode()) for case in CASES.values()] * 4
+    expected = [parse_file(path, content) for path, content in inputs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda item: parse_file(*item), inputs))
+    assert got == expected
