@@ -1,0 +1,288 @@
+"""The offline default embedder: a static token-embedding model shipped inside the package.
+
+A text's embedding is the mean of its tokens' vectors, looked up in one table (no neural network
+runs at query or index time), and its code is the sign of that mean. The shipped model is a table
+distilled from all-MiniLM-L6-v2 (see `tools/build_local_model.py` and the model folder's NOTICE);
+it needs numpy, safetensors and tokenizers, no key, no network and no download.
+
+A model folder holds:
+
+    config.json         {"format_version": 1, "name", "dims", "vocab_size", "skip_token_ids",
+                         "sha256": {file: digest}, ...}
+    model.safetensors   tensor "embeddings": (vocab_size, dims), float16 or float32
+    tokenizer.json      a `tokenizers` tokenizer whose ids index the table's rows
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from tokenizers import Tokenizer
+
+from maguyva.embed.base import Codes, EmbeddingError
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+#: The model `LocalEmbedder()` loads; chosen by `benches/embedders.py` (see benches/README.md).
+DEFAULT_MODEL = "minilm-l6-static-256"
+FORMAT_VERSION = 1
+
+# Texts whose distinct lines are tokenized together.
+_GROUP_TEXTS = 2048
+# Lines tokenized as one text (see LocalEmbedder._token_ids).
+_PACK_LINES = 256
+# Added tokens usable to separate packed lines, in order of preference.
+_SEPARATORS = ("[PAD]", "[SEP]", "<pad>", "</s>")
+# Rows gathered per numpy pass: bounds the gathered float32 block to tens of MB.
+_GATHER_ROWS = 32768
+
+
+def segment_sums(
+    table: npt.NDArray[np.float32], ids: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """Row sums of `table` over consecutive segments of `ids`: segment i is the next
+    `counts[i]` ids; an empty segment sums to zeros. Returns (len(counts), table.shape[1]).
+
+    Segments of equal length are summed together as one (segments, length, dims) block, which
+    keeps numpy on contiguous rows: several times faster than `np.add.reduceat`.
+    """
+    out = np.zeros((len(counts), table.shape[1]), dtype=np.float32)
+    starts = np.cumsum(counts) - counts
+    by_length = np.argsort(counts, kind="stable")
+    runs = np.split(by_length, np.flatnonzero(np.diff(counts[by_length])) + 1)
+    for run in runs:
+        length = int(counts[run[0]]) if run.size else 0
+        if length == 0:
+            continue
+        offsets = np.arange(length)
+        step = max(1, _GATHER_ROWS // length)
+        for first in range(0, run.size, step):
+            rows = run[first : first + step]
+            out[rows] = table[ids[starts[rows, None] + offsets]].sum(axis=1)
+    return out
+
+
+def _ranks(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """0, 1, ..., counts[0]-1, 0, 1, ..., counts[1]-1, ... as one array."""
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    return np.arange(total) - np.repeat(starts, counts)
+
+
+def _pick_separator(tokenizer: Tokenizer, skip: set[int]) -> tuple[str, int] | None:
+    """A special token the tokenizer always keeps whole, to separate packed lines."""
+    special = {
+        tok.content: tid
+        for tid, tok in tokenizer.get_added_tokens_decoder().items()
+        if tok.special and tid not in skip
+    }
+    for text in _SEPARATORS:
+        if text in special:
+            return text, special[text]
+    return None
+
+
+def _splits_at_newlines(tokenizer: Tokenizer) -> bool:
+    """Whether tokenizing a text equals tokenizing its lines one by one (true of tokenizers that
+    split words at whitespace, like BERT's; false of byte-level BPE, which keeps newlines)."""
+    probe = "def f(x):\n    return x.value  # ok\n\n\tclass Y: pass\r\nz"
+    whole = tokenizer.encode(probe, add_special_tokens=False).ids
+    lines = tokenizer.encode_batch(probe.split("\n"), add_special_tokens=False)
+    return whole == [i for line in lines for i in line.ids]
+
+
+def available_models() -> list[str]:
+    """Names of the models shipped in the package."""
+    if not MODELS_DIR.is_dir():
+        return []
+    return sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
+
+
+def resolve_model_dir(model: str | os.PathLike[str]) -> Path:
+    """The folder of `model`: a shipped model's name or a path to a model folder."""
+    path = Path(model)
+    if path.is_dir():
+        return path
+    shipped = MODELS_DIR / str(model)
+    if shipped.is_dir():
+        return shipped
+    names = ", ".join(available_models()) or "none"
+    raise EmbeddingError(f"no local embedding model {str(model)!r} (shipped models: {names})")
+
+
+class LocalEmbedder:
+    """Static-embedding model on the CPU: tokenize, mean-pool token vectors, keep the signs.
+
+    Queries and documents go through the same function (the model has no instruction prompts).
+    `batch_size` is how many texts `embed_texts` hands over at a time.
+    """
+
+    provider = "local"
+
+    def __init__(self, model: str | os.PathLike[str] = DEFAULT_MODEL, *, batch_size: int = 2048):
+        from safetensors.numpy import load_file
+
+        folder = resolve_model_dir(model)
+        try:
+            config = json.loads((folder / "config.json").read_text())
+            if config.get("format_version") != FORMAT_VERSION:
+                raise ValueError(f"format version {config.get('format_version')!r}")
+            table = load_file(str(folder / "model.safetensors"))["embeddings"]
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as err:  # missing file, bad JSON, bad safetensors or tokenizer
+            raise EmbeddingError(f"{folder}: unreadable local embedding model ({err})") from None
+        dims = int(config["dims"])
+        if table.ndim != 2 or table.shape[1] != dims or dims % 8:
+            raise EmbeddingError(
+                f"{folder}: model table shaped {table.shape}, config says {dims} dimensions"
+            )
+        if tokenizer.get_vocab_size() > table.shape[0]:
+            raise EmbeddingError(
+                f"{folder}: tokenizer has {tokenizer.get_vocab_size()} tokens, "
+                f"the table {table.shape[0]} rows"
+            )
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+
+        self.folder = folder
+        self.config = config
+        self.dims = dims
+        digest = str(config.get("sha256", {}).get("model.safetensors", ""))[:8]
+        #: Name plus a prefix of the table's hash, so a rebuilt model never reuses cached codes.
+        self.model = f"{config['name']}-{digest}" if digest else str(config["name"])
+        self.batch_size = batch_size
+        self._table = np.ascontiguousarray(table, dtype=np.float32)
+        self._tokenizer = tokenizer
+        self._skip = np.asarray(config.get("skip_token_ids", []), dtype=np.int64)
+        self._separator = _pick_separator(tokenizer, set(self._skip.tolist()))
+        self._line_wise = _splits_at_newlines(tokenizer)
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(model={self.model!r}, dims={self.dims})"
+
+    # -- the model ------------------------------------------------------------------------------
+
+    def _token_ids(
+        self, lines: list[str]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """All lines' token ids concatenated, and each line's token count.
+
+        Lines are tokenized in packs of `_PACK_LINES`, each line followed by a special token that
+        the tokenizer keeps whole; splitting the ids at those tokens gives every line's ids back.
+        That is the same result as tokenizing line by line, without the per-line overhead. Lines
+        that contain the separator's text are tokenized on their own.
+        """
+        ids_parts: list[npt.NDArray[np.int64]] = []
+        counts = np.zeros(len(lines), dtype=np.int64)
+        sep = self._separator if self._line_wise else None
+        if sep is None:
+            packed: list[int] = []
+            alone = list(range(len(lines)))
+        else:
+            text, sep_id = sep
+            alone = [i for i, line in enumerate(lines) if text in line]
+            if alone:
+                lone = set(alone)
+                packed = [i for i in range(len(lines)) if i not in lone]
+            else:
+                packed = list(range(len(lines)))
+            glue = f" {text} "
+            packs = [
+                glue.join([lines[i] for i in packed[p : p + _PACK_LINES]]) + glue
+                for p in range(0, len(packed), _PACK_LINES)
+            ]
+            encodings = self._tokenizer.encode_batch_fast(packs, add_special_tokens=False)
+            flat = np.fromiter(chain.from_iterable(e.ids for e in encodings), dtype=np.int64)
+            is_sep = flat == sep_id
+            ends = np.flatnonzero(is_sep)
+            if ends.size != len(packed):  # pragma: no cover - lines holding the text were set aside
+                raise EmbeddingError("the line separator token was not kept whole")
+            counts[packed] = np.diff(ends, prepend=-1) - 1
+            ids_parts.append(flat[~is_sep])
+        if alone:
+            encodings = self._tokenizer.encode_batch_fast(
+                [lines[i] for i in alone], add_special_tokens=False
+            )
+            id_lists = [e.ids for e in encodings]
+            counts[alone] = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(alone))
+            ids_parts.append(np.fromiter(chain.from_iterable(id_lists), dtype=np.int64))
+            if packed:
+                # Put every line's ids back in line order.
+                order = np.concatenate([np.asarray(packed), np.asarray(alone)])
+                sizes = counts[order]
+                starts = np.cumsum(sizes) - sizes
+                merged = np.concatenate(ids_parts)
+                where = np.empty(len(lines), dtype=np.int64)
+                where[order] = starts
+                ids_parts = [merged[np.repeat(where, counts) + _ranks(counts)]]
+        ids = np.concatenate(ids_parts) if ids_parts else np.zeros(0, dtype=np.int64)
+        return ids, counts
+
+    def _line_sums(
+        self, lines: list[str]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Per line: the sum of its token vectors, (len(lines), dims), and its token count."""
+        ids, counts = self._token_ids(lines)
+        if self._skip.size and ids.size:
+            keep = ~np.isin(ids, self._skip)
+            if not keep.all():
+                owner = np.repeat(np.arange(len(lines)), counts)
+                ids = ids[keep]
+                counts = np.bincount(owner[keep], minlength=len(lines)).astype(np.int64)
+        return segment_sums(self._table, ids, counts), counts
+
+    def _text_sums(
+        self, texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Sum of token vectors per text, (len(texts), dims), and token count per text.
+
+        When no token can span a line break (the tokenizer splits words at whitespace, checked
+        at load time), each distinct line is tokenized and summed once and a text's sum is the
+        sum of its lines'. Code repeats lines a lot (blank lines, braces, imports, overlapping
+        chunks): over typical chunks only about a third of the lines are distinct.
+        """
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        totals = np.empty(len(texts), dtype=np.int64)
+        for start in range(0, len(texts), _GROUP_TEXTS):
+            group = texts[start : start + _GROUP_TEXTS]
+            index: dict[str, int] = {}
+            line_ids: list[int] = []
+            lines_per_text = np.empty(len(group), dtype=np.int64)
+            for n, text in enumerate(group):
+                before = len(line_ids)
+                lines = text.split("\n") if self._line_wise else (text,)
+                line_ids.extend([index.setdefault(line, len(index)) for line in lines])
+                lines_per_text[n] = len(line_ids) - before
+            sums, counts = self._line_sums(list(index))
+            order = np.asarray(line_ids, dtype=np.int64)
+            stop = start + len(group)
+            out[start:stop] = segment_sums(sums, order, lines_per_text)
+            first_lines = np.cumsum(lines_per_text) - lines_per_text
+            totals[start:stop] = np.add.reduceat(counts[order], first_lines)
+        return out, totals
+
+    def embed_float(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Mean token vectors of `texts`, (len(texts), dims) float32; all zeros for a text with
+        no known token."""
+        if isinstance(texts, str):
+            raise TypeError("embed_float takes a sequence of texts, not one string")
+        sums, counts = self._text_sums(texts)
+        return sums / np.maximum(counts, 1)[:, None]
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def embed_documents(self, texts: Sequence[str]) -> Codes:
+        """Codes of `texts`, (len(texts), dims // 8) uint8: bit set where the mean is > 0."""
+        if isinstance(texts, str):
+            raise TypeError("embed_documents takes a sequence of texts, not one string")
+        # The sign of a mean is the sign of the sum.
+        return np.packbits(self._text_sums(texts)[0] > 0, axis=1)
+
+    def embed_query(self, text: str) -> Codes:
+        """Code of one query, (dims // 8,) uint8."""
+        return self.embed_documents([text])[0]

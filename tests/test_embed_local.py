@@ -1,0 +1,230 @@
+"""The shipped offline embedder: shape, determinism, meaning, and no network."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import maguyva
+from maguyva.embed import Embedder, EmbeddingError, make_embedder
+from maguyva.embed import local as local_module
+from maguyva.embed.local import DEFAULT_MODEL, MODELS_DIR, LocalEmbedder, available_models
+
+RETRY = '''def send_with_retry(session, request, attempts=5, backoff=0.5):
+    """Send an HTTP request, retrying on connection errors and 503 responses."""
+    for attempt in range(attempts):
+        try:
+            response = session.send(request, timeout=10)
+        except ConnectionError:
+            time.sleep(backoff * 2 ** attempt)
+            continue
+        if response.status_code != 503:
+            return response
+        time.sleep(backoff * 2 ** attempt)
+    raise RetryError("giving up")'''
+TRANSPOSE = '''def transpose(matrix):
+    """Return the transpose of a list-of-lists matrix."""
+    return [list(row) for row in zip(*matrix)]'''
+CONFIG = '''def parse_config(path):
+    """Read key = value pairs from an ini file."""
+    values = {}
+    for line in open(path):
+        key, _, value = line.partition("=")
+        values[key.strip()] = value.strip()
+    return values'''
+CSS = ".navbar { display: flex; color: #333; margin: 0 auto; }"
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def hamming(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.unpackbits(np.atleast_2d(a) ^ b, axis=-1).sum(axis=-1)
+
+
+def reference_means(model: LocalEmbedder, texts: list[str]) -> np.ndarray:
+    """Plain mean pooling over each whole text, one text at a time."""
+    table = model._table
+    skip = set(model.config["skip_token_ids"])
+    out = np.zeros((len(texts), model.dims), dtype=np.float32)
+    for i, text in enumerate(texts):
+        encoded = model._tokenizer.encode(text, add_special_tokens=False)
+        ids = [t for t in encoded.ids if t not in skip]
+        if ids:
+            out[i] = table[ids].mean(axis=0)
+    return out
+
+
+def test_shape_dtype_and_protocol(model: LocalEmbedder) -> None:
+    assert isinstance(model, Embedder)
+    assert model.provider == "local" and model.dims == 256 and model.dims % 8 == 0
+    assert model.model.startswith(DEFAULT_MODEL)
+    codes = model.embed_documents([RETRY, TRANSPOSE, CSS])
+    assert codes.dtype == np.uint8 and codes.shape == (3, 32) and codes.flags.c_contiguous
+    query = model.embed_query("http request retry")
+    assert query.dtype == np.uint8 and query.shape == (32,)
+    assert model.embed_documents([]).shape == (0, 32)
+    with pytest.raises(TypeError):
+        model.embed_documents("one string")  # type: ignore[arg-type]
+
+
+def test_deterministic_and_independent_of_batching(model: LocalEmbedder) -> None:
+    texts = [RETRY, TRANSPOSE, CONFIG, CSS] * 3
+    batch = model.embed_documents(texts)
+    np.testing.assert_array_equal(batch, model.embed_documents(texts))
+    np.testing.assert_array_equal(batch, LocalEmbedder().embed_documents(texts))
+    alone = np.stack([model.embed_documents([t])[0] for t in texts])
+    np.testing.assert_array_equal(batch, alone)
+    # A query is embedded like a document of the same text.
+    np.testing.assert_array_equal(model.embed_query(CONFIG), model.embed_documents([CONFIG])[0])
+
+
+def test_line_wise_pooling_equals_whole_text_pooling(
+    model: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tokenizing distinct lines once (packed, with separators) changes nothing."""
+    texts = [
+        RETRY,
+        "",
+        "\n\n\n",
+        "x = 1\r\ny = 2\r\n",
+        "naïve café — 中文 注释 and émojis 🎉\n\ttabs\tand  spaces ",
+        "tokens like [PAD] and [UNK] written in code\n[PAD][PAD]\nnormal line",
+        "\u0000\u0007 control characters \ufeff",
+        "a" * 5000,
+        TRANSPOSE + "\n" + RETRY,
+    ] + [f"line {i}\n{CONFIG}\n" for i in range(30)]
+    # Small groups and packs so that every boundary is crossed.
+    monkeypatch.setattr(local_module, "_GROUP_TEXTS", 7)
+    monkeypatch.setattr(local_module, "_PACK_LINES", 5)
+    monkeypatch.setattr(local_module, "_GATHER_ROWS", 64)
+    got = model.embed_float(texts)
+    want = reference_means(model, texts)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_array_equal(model.embed_documents(texts), np.packbits(want > 0, axis=1))
+
+
+def test_a_tokenizer_that_keeps_newlines_is_run_on_whole_texts(tmp_path: Path) -> None:
+    """A byte-level BPE tokenizer merges newlines with indentation: no line-wise shortcut."""
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    corpus = [RETRY, TRANSPOSE, CONFIG, CSS] * 5
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>"])
+    tokenizer.train_from_iterator(corpus, trainer)
+    folder = tmp_path / "bpe"
+    folder.mkdir()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    rng = np.random.default_rng(7)
+    table = rng.standard_normal((tokenizer.get_vocab_size(), 16)).astype(np.float32)
+    save_file({"embeddings": table}, str(folder / "model.safetensors"))
+    config = {"format_version": 1, "name": "bpe", "dims": 16, "skip_token_ids": []}
+    (folder / "config.json").write_text(json.dumps(config))
+
+    model = LocalEmbedder(folder)
+    assert not model._line_wise
+    texts = [RETRY, "", "a\n    b\n", TRANSPOSE]
+    np.testing.assert_allclose(model.embed_float(texts), reference_means(model, texts), atol=1e-5)
+    assert model.embed_documents(texts).shape == (4, 2)
+
+
+def test_text_without_known_tokens_gives_zero_code(model: LocalEmbedder) -> None:
+    assert not model.embed_query("").any()
+    assert not model.embed_query("   \n\t ").any()
+
+
+def test_meaning(model: LocalEmbedder) -> None:
+    docs = model.embed_documents([RETRY, TRANSPOSE, CONFIG, CSS])
+    for query, best in [
+        ("http request retry", 0),
+        ("retry failed requests with exponential backoff", 0),
+        ("transpose a matrix", 1),
+        ("read configuration file", 2),
+    ]:
+        distances = hamming(model.embed_query(query), docs)
+        assert int(np.argmin(distances)) == best, (query, distances)
+    rows, _ = maguyva.hamming_top_k(docs, model.embed_query("http request retry"), 2)
+    assert rows[0] == 0
+
+
+def test_no_network_and_no_heavy_imports(tmp_path: Path) -> None:
+    """Loading and running the model opens no socket and imports no model-hub library."""
+    script = """
+import socket, sys
+def refuse(*args, **kwargs):
+    raise AssertionError("network access attempted")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from maguyva.embed import make_embedder
+emb = make_embedder("local")
+emb.embed_documents(["def f(x):\\n    return x + 1"] * 3)
+emb.embed_query("add one")
+heavy = sorted({m.split(".")[0] for m in sys.modules} &
+               {"huggingface_hub", "transformers", "torch", "model2vec", "requests", "voyageai"})
+print("heavy:", heavy)
+"""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MAGUYVA_HOME": str(tmp_path)}
+    env.pop("VOYAGE_API_KEY", None)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "heavy: []" in out.stdout
+
+
+def test_network_blocked_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    assert LocalEmbedder().embed_query("parse config").shape == (32,)
+
+
+def test_make_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(make_embedder(), LocalEmbedder)
+    assert isinstance(make_embedder("local"), LocalEmbedder)
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    assert isinstance(make_embedder("auto"), LocalEmbedder)
+    with pytest.raises(ValueError, match="unknown embedder 'nope'.*'local', 'voyage'"):
+        make_embedder("nope")
+
+
+def test_model_folder_errors(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match="no local embedding model 'missing'"):
+        LocalEmbedder("missing")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    with pytest.raises(EmbeddingError, match="unreadable local embedding model"):
+        LocalEmbedder(broken)
+
+
+def test_shipped_model_files() -> None:
+    assert DEFAULT_MODEL in available_models()
+    folder = MODELS_DIR / DEFAULT_MODEL
+    config = json.loads((folder / "config.json").read_text())
+    for name, digest in config["sha256"].items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+    assert "Apache License" in (folder / "LICENSE").read_text()
+    notice = (folder / "NOTICE").read_text()
+    assert "all-MiniLM-L6-v2" in notice and "Apache License" in notice
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    assert size < 40_000_000
