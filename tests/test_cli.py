@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from maguyva.cli import main
-from maguyva.index.store import Manifest, default_index_dir
+from maguyva import Index
+from maguyva.index.store import default_index_dir
 
 FILES = {
     ".gitignore": "*.log\nbuild_cache/\n",
@@ -45,9 +46,9 @@ def test_index_then_search_finds_literal_in_indexed_files_only(repo, capsys, tmp
     assert "indexed 3 files" in capsys.readouterr().err
     index_dir = default_index_dir(repo)
     assert index_dir.parent == tmp_path / "home"
-    manifest = Manifest.read(index_dir)
-    assert [f.path for f in manifest.files] == ["docs/notes.md", "src/config.py", "src/retry.py"]
-    assert manifest.skipped == {"binary": 1}
+    reader = Index.open(repo).reader
+    assert [f.path for f in reader.files] == ["docs/notes.md", "src/config.py", "src/retry.py"]
+    assert reader.skipped == {"binary": 1}
 
     out = search_json(capsys, '"ECONNREFUSED"', str(repo))
     assert [r["path"] for r in out["results"]] == ["src/config.py"]
@@ -69,7 +70,7 @@ def test_explicit_index_dir(repo, tmp_path, capsys):
     index_dir = tmp_path / "elsewhere"
     assert main(["index", str(repo), "--index-dir", str(index_dir), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
-    assert (index_dir / "manifest.json").exists()
+    assert (index_dir / "CURRENT").exists()
     out = search_json(capsys, "retry", str(repo), "--index-dir", str(index_dir))
     assert out["results"]
 
@@ -92,9 +93,11 @@ def test_errors_are_one_line_and_exit_2(argv, message, capsys):
 
 def test_damaged_index_is_reported_not_a_traceback(repo, capsys):
     assert main(["index", str(repo), "--quiet"]) == 0
-    (default_index_dir(repo) / "text.idx").write_bytes(b"garbage")
+    generation = default_index_dir(repo) / (default_index_dir(repo) / "CURRENT").read_text()
+    (generation / "text.idx").write_bytes(b"garbage")
     assert main(["search", "retry", str(repo)]) == 2
-    assert "not a valid maguyva trigram index" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not a valid maguyva trigram index" in err and "rebuild the index" in err
 
 
 def test_module_entry_point(repo, tmp_path):

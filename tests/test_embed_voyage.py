@@ -346,3 +346,28 @@ def test_a_connection_drop_midway_keeps_finished_batches(
     np.testing.assert_array_equal(embed_texts(emb, texts, cache), codes)
     assert state.requests == []
     cache.close()
+
+
+# -- in an index build ------------------------------------------------------------------------
+
+
+def test_index_build_with_the_voyage_embedder(
+    server: tuple[FakeVoyage, str], tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from maguyva import Index
+
+    state, url = server
+    monkeypatch.setenv("MAGUYVA_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "retry.py").write_text("def retry(fn):\n    return fn()\n")
+    (repo / "src" / "http.py").write_text("from .retry import retry\n\ndef get(url):\n    return retry(lambda: url)\n")
+    index = Index.build(repo, embedder=embedder(url))
+    assert index.reader.embedder == {"provider": "voyage", "model": "voyage-code-3", "dims": 1024}
+    assert index.reader.codes.shape == (index.summary.chunks, 128)
+    first_requests = len(state.requests)
+    assert first_requests >= 1
+    assert all(r["input_type"] == "document" and r["output_dtype"] == "ubinary" for r in state.requests)
+    # An unchanged repository needs no request at all.
+    again = Index.build(repo, embedder=embedder(url))
+    assert again.summary.embedded_chunks == 0 and len(state.requests) == first_requests

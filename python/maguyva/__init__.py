@@ -1,8 +1,9 @@
 """maguyva: code search that classifies the question and blends semantic, text, structural and
 graph retrieval.
 
-The compiled kernels are re-exported here: Hamming top-k over packed binary codes, the trigram
-index and weighted Reciprocal Rank Fusion.
+`Index` builds, updates and opens the index of a repository. The compiled kernels are
+re-exported too: Hamming top-k over packed binary codes, the trigram index and weighted
+Reciprocal Rank Fusion.
 """
 
 from maguyva._core import (
@@ -15,9 +16,11 @@ from maguyva._core import (
     hamming_top_k,
     rrf_fuse,
 )
+from maguyva.api import Index
 
 __all__ = [
     "CorruptIndexError",
+    "Index",
     "LiteralMatches",
     "TrigramIndex",
     "__version__",

@@ -8,9 +8,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from maguyva._core import CorruptIndexError, TrigramIndex
-from maguyva.index.build import build_text_index
-from maguyva.index.store import TEXT_INDEX, IndexNotFoundError, Manifest, default_index_dir
+from maguyva._core import CorruptIndexError
+from maguyva.api import Index
+from maguyva.index.build import BuildSummary
+from maguyva.index.progress import Progress
+from maguyva.index.store import IndexNotFoundError, IndexStoreError
 from maguyva.query.retrievers.text import bm25_rank, matching_lines, query_terms
 
 SNIPPET_LINES = 3
@@ -24,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, OSError, CorruptIndexError, ValueError) as err:
+    except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError) as err:
         print(f"maguyva: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -38,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="build or rebuild the index of a repository")
     index.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
     add_index_dir(index)
+    index.add_argument("--embedder", choices=["local", "voyage"], default="local",
+                       help="embedding provider (default: local, offline; voyage needs VOYAGE_API_KEY)")
     index.add_argument("--quiet", action="store_true", help="print nothing but errors")
     index.set_defaults(run=run_index)
 
@@ -72,16 +76,20 @@ def say(message: str) -> None:
 
 def run_index(args: argparse.Namespace) -> int:
     root = repository_root(args.path)
-    index_dir = args.index_dir or default_index_dir(root)
-    summary = build_text_index(root, index_dir, progress=None if args.quiet else say)
-    if not args.quiet:
-        skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items())) or "none"
-        say(
-            f"indexed {summary.files} files ({summary.bytes_indexed / 1e6:.1f} MB) in "
-            f"{summary.seconds:.2f} s into {index_dir} ({summary.index_bytes / 1e6:.1f} MB); "
-            f"skipped: {skipped}"
-        )
+    index = Index.build(root, index_dir=args.index_dir, embedder=args.embedder, progress=not args.quiet)
+    if not args.quiet and index.summary is not None:
+        say(describe(index.summary))
     return 0
+
+
+def describe(summary: BuildSummary) -> str:
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items())) or "none"
+    return (
+        f"indexed {summary.files} files: {summary.chunks} chunks, {summary.symbols} symbols, "
+        f"{summary.edges} edges in {summary.seconds:.2f} s "
+        f"({summary.parsed_files} parsed, {summary.reused_files} unchanged, {summary.embedded_chunks} chunks embedded); "
+        f"skipped: {skipped}; index {summary.index_bytes / 1e6:.1f} MB in {summary.index_dir}"
+    )
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -90,26 +98,30 @@ def run_search(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
     root = repository_root(args.path)
-    index_dir = args.index_dir or default_index_dir(root)
     try:
-        manifest = Manifest.read(index_dir)
+        index = Index.open(root, index_dir=args.index_dir)
     except IndexNotFoundError:
-        build_text_index(root, index_dir, progress=say)
-        manifest = Manifest.read(index_dir)
-    text_index = TrigramIndex.load(index_dir / TEXT_INDEX)
+        index = Index.build(root, index_dir=args.index_dir, progress=Progress())
+    reader = index.reader
     terms = query_terms(args.query)
-    hits = bm25_rank(text_index, terms, args.top_k)
-    paths = {entry.doc_id: entry.path for entry in manifest.files}
-    lines = matching_lines(text_index, [hit.doc_id for hit in hits], terms)
-    results = [
-        {
-            "path": paths[hit.doc_id],
-            "score": round(hit.score, 4),
-            "lines": lines[hit.doc_id],
-            "snippet": snippet(text_index.doc_bytes(hit.doc_id), lines[hit.doc_id]),
-        }
-        for hit in hits
-    ]
+    hits = bm25_rank(reader.text, terms, args.top_k)
+    lines = matching_lines(reader.text, [hit.doc_id for hit in hits], terms)
+    results = []
+    for hit in hits:
+        matched = lines[hit.doc_id]
+        chunk = reader.chunk_at(hit.doc_id, matched[0] if matched else 1)
+        start, end = (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])) if chunk is not None else (1, 1)
+        results.append(
+            {
+                "path": reader.files[hit.doc_id].path,
+                "start_line": start,
+                "end_line": end,
+                "symbol": reader.chunk_symbol[chunk] if chunk is not None else None,
+                "score": round(hit.score, 4),
+                "lines": matched,
+                "snippet": snippet(reader.text.doc_bytes(hit.doc_id), matched),
+            }
+        )
     if args.json:
         print(json.dumps({"query": args.query, "terms": terms, "results": results}, indent=2))
     else:
@@ -127,7 +139,8 @@ def print_results(results: list[dict]) -> None:
     if not results:
         print("no results")
     for result in results:
-        print(f"{result['path']}  (score {result['score']})")
+        symbol = f"  {result['symbol']}" if result["symbol"] else ""
+        print(f"{result['path']}:{result['start_line']}-{result['end_line']}{symbol}  (score {result['score']})")
         for number, line in result["snippet"]:
             print(f"  {number:>5}: {line}")
 

@@ -1,62 +1,340 @@
-"""Building the text index of a repository: walk, read in parallel, index, save."""
+"""Building an index: walk, read, parse what changed, embed what the cache lacks, index the
+text, link the graph, and publish the result as a new generation.
+
+A rebuild re-parses only files whose content changed (by SHA-256; unchanged files keep their
+chunks, symbols, references and embeddings from the previous generation) and drops deleted ones.
+Everything derived across files (ids, the trigram index, graph edges, centrality) is recomputed
+from the per-file records, so an incremental build produces the same index as a full one.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
+import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from maguyva._core import TrigramIndex, read_files, walk
-from maguyva.index.store import TEXT_INDEX, FileEntry, Manifest
+from maguyva.embed import Embedder, EmbeddingCache, embed_texts, make_embedder
+from maguyva.index import graph, store
+from maguyva.index.model import Chunk, Reference, Symbol
+from maguyva.index.parse import parse_file
+from maguyva.index.progress import Progress, Silent
 
-Progress = Callable[[str], None]
+DEFAULT_MAX_FILE_SIZE = 1_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
+class FileRecord:
+    """One file's content identity and everything parsed from it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    language: str | None
+    chunks: list[Chunk]
+    symbols: list[Symbol]
+    references: list[Reference]
+    #: (len(chunks), code bytes) when carried over from the previous generation.
+    codes: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BuildSummary:
     """What a build did."""
 
+    root: Path
+    index_dir: Path
     files: int
+    chunks: int
+    symbols: int
+    edges: int
     skipped: dict[str, int]
-    bytes_indexed: int
-    index_bytes: int
+    parsed_files: int
+    reused_files: int
+    embedded_chunks: int
     seconds: float
+    index_bytes: int = 0
+    stages: dict[str, float] = field(default_factory=dict)
 
 
-def build_text_index(
-    root: Path, index_dir: Path, *, max_file_size: int = 1_000_000, progress: Progress | None = None
+def build_index(
+    root: Path,
+    index_dir: Path | None = None,
+    *,
+    embedder: str | Embedder = "local",
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    progress: Progress | None = None,
 ) -> BuildSummary:
-    """Index every indexable file under `root` into `index_dir`."""
-    report = progress or (lambda _message: None)
+    """Build or update the index of the repository at `root`; return what was done."""
     started = time.perf_counter()
-    walked, skipped = walk(root, max_file_size=max_file_size)
-    report(f"found {len(walked)} files under {root}")
-    contents = read_files(root, [path for path, _, _ in walked], max_file_size)
-    skipped_counts = Counter(skipped)
-    entries: list[FileEntry] = []
-    docs: list[tuple[int, bytes]] = []
-    for (path, size, mtime_ns), content in zip(walked, contents):
-        if isinstance(content, str):  # the reason it was skipped
-            skipped_counts[content] += 1
-            continue
-        entry = FileEntry(doc_id=len(entries), path=path.as_posix(), size=size, mtime_ns=mtime_ns)
-        entries.append(entry)
-        docs.append((entry.doc_id, content))
-    report(f"read {len(docs)} files ({sum(len(c) for _, c in docs) / 1e6:.1f} MB); indexing")
-    text_index, binary = TrigramIndex.build(docs)
-    skipped_counts["binary"] += len(binary)
-    binary_ids = set(binary)
-    entries = [e for e in entries if e.doc_id not in binary_ids]
-    index_dir.mkdir(parents=True, exist_ok=True)
-    text_index.save(index_dir / TEXT_INDEX)
-    # The manifest is written last: a folder with a manifest always has a complete index.
-    Manifest(root=str(root), files=entries, skipped=dict(+skipped_counts)).write(index_dir)
+    root = root.resolve()
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a directory: {root}")
+    index_dir = index_dir or store.default_index_dir(root)
+    progress = progress or Silent()
+    model = make_embedder(embedder) if isinstance(embedder, str) else embedder
+    stages: dict[str, float] = {}
+    with store.build_lock(index_dir):
+        clock = time.perf_counter()
+        previous = load_previous_records(index_dir, model)
+        walked, walk_skipped = walk(root, max_file_size=max_file_size)
+        contents = read_files(root, [p for p, _, _ in walked], max_file_size)
+        stages["walk+read"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        skipped = Counter(walk_skipped)
+        records, texts, parsed = collect_records(walked, contents, previous, skipped, progress)
+        stages["parse"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        embedded = embed_missing(records, texts, model, progress)
+        stages["embed"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        generation = store.new_generation(index_dir)
+        try:
+            counts = write_generation(generation, root, records, texts, model, dict(+skipped))
+            store.publish(index_dir, generation)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        stages["write"] = time.perf_counter() - clock
+    progress.finish()
     return BuildSummary(
-        files=len(entries),
-        skipped=dict(+skipped_counts),
-        bytes_indexed=text_index.content_bytes,
-        index_bytes=text_index.size_bytes,
+        root=root,
+        index_dir=index_dir,
+        files=len(records),
+        chunks=counts["chunks"],
+        symbols=counts["symbols"],
+        edges=counts["edges"],
+        skipped=dict(+skipped),
+        parsed_files=parsed,
+        reused_files=len(records) - parsed,
+        embedded_chunks=embedded,
         seconds=time.perf_counter() - started,
+        index_bytes=sum(f.stat().st_size for f in generation.iterdir()),
+        stages=stages,
     )
+
+
+def collect_records(
+    walked: Sequence[tuple[Path, int, int]],
+    contents: Sequence[bytes | str],
+    previous: dict[str, FileRecord],
+    skipped: Counter[str],
+    progress: Progress,
+) -> tuple[list[FileRecord], list[bytes], int]:
+    """A record per readable file, reusing the previous one where the content is unchanged.
+    Returns the records, their contents, and how many files were parsed anew."""
+    records: list[FileRecord] = []
+    texts: list[bytes] = []
+    parsed = 0
+    progress.start("parsing", len(walked))
+    for (path, size, mtime_ns), content in zip(walked, contents):
+        progress.advance()
+        if isinstance(content, str):  # the reason the file was skipped
+            skipped[content] += 1
+            continue
+        rel = path.as_posix()
+        digest = hashlib.sha256(content).hexdigest()
+        record = previous.get(rel)
+        if record is not None and record.sha256 == digest:
+            record.size, record.mtime_ns = size, mtime_ns
+        else:
+            result = parse_file(rel, content)
+            record = FileRecord(
+                rel, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references
+            )
+            parsed += 1
+        records.append(record)
+        texts.append(content)
+    return records, texts, parsed
+
+
+def embedding_text(path: str, chunk: Chunk) -> str:
+    """What the embedder sees for a chunk: its path (names carry meaning) and its text."""
+    return f"{path}\n{chunk.text}"
+
+
+def embed_missing(records: list[FileRecord], texts: list[bytes], model: Embedder, progress: Progress) -> int:
+    """Give every record without codes its chunks' codes; return how many chunks that took."""
+    pending = [r for r in records if r.codes is None]
+    inputs = [embedding_text(r.path, c) for r in pending for c in r.chunks]
+    progress.start("embedding", len(inputs))
+    cache = EmbeddingCache()
+    try:
+        codes = embed_texts(model, inputs, cache, progress=lambda done, _total: progress.advance(done - progress.done))
+    finally:
+        cache.close()
+    start = 0
+    for record in pending:
+        record.codes = codes[start : start + len(record.chunks)]
+        start += len(record.chunks)
+    return len(inputs)
+
+
+def load_previous_records(index_dir: Path, model: Embedder) -> dict[str, FileRecord]:
+    """The current generation's records by path, or nothing if there is no usable index.
+
+    With another embedder (provider, model or size) nothing is carried over: the stored chunks
+    keep no text to embed again from, and a full rebuild is what a model change needs anyway.
+    """
+    try:
+        generation = store.current_generation(index_dir)
+        db = store.open_database(generation)
+    except store.IndexStoreError:
+        return {}
+    try:
+        if store.read_meta(db).get("embedder") != json.dumps(embedder_identity(model)):
+            return {}
+        return _read_records(db, np.load(generation / store.CODES, mmap_mode="r"))
+    except (sqlite3.DatabaseError, OSError, ValueError, KeyError):
+        return {}
+    finally:
+        db.close()
+
+
+def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRecord]:
+    records: dict[int, FileRecord] = {}
+    for file_id, path, language, size, mtime_ns, digest in db.execute(
+        "SELECT id, path, language, size, mtime_ns, sha256 FROM files"
+    ):
+        records[file_id] = FileRecord(path, size, mtime_ns, digest, language, [], [], [])
+    chunk_rows: dict[int, list[int]] = {}
+    for chunk_id, file_id, start, end, symbol in db.execute(
+        "SELECT id, file_id, start_line, end_line, symbol FROM chunks ORDER BY id"
+    ):
+        # The text is not stored: reused chunks are not embedded again.
+        records[file_id].chunks.append(Chunk(start, end, "", symbol))
+        chunk_rows.setdefault(file_id, []).append(chunk_id)
+    for row in db.execute(
+        "SELECT file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
+        " FROM symbols ORDER BY id"
+    ):
+        records[row[0]].symbols.append(Symbol(*row[1:]))
+    for file_id, kind, name, line, enclosing, qualifier, names in db.execute(
+        "SELECT file_id, kind, name, line, enclosing, qualifier, imported_names FROM refs ORDER BY rowid"
+    ):
+        records[file_id].references.append(Reference(kind, name, line, enclosing, qualifier, tuple(json.loads(names))))
+    for file_id, record in records.items():
+        rows = chunk_rows.get(file_id)
+        # Chunk ids of a file are consecutive, so its codes are one slice.
+        record.codes = np.asarray(codes[rows[0] : rows[-1] + 1]) if rows else codes[:0]
+    return {r.path: r for r in records.values()}
+
+
+def embedder_identity(model: Embedder) -> dict[str, object]:
+    return {"provider": model.provider, "model": model.model, "dims": model.dims}
+
+
+def write_generation(
+    generation: Path,
+    root: Path,
+    records: list[FileRecord],
+    texts: list[bytes],
+    model: Embedder,
+    skipped: dict[str, int],
+) -> dict[str, int]:
+    """Write the metadata, the trigram index and the codes of `records` into `generation`."""
+    text_index, binary = TrigramIndex.build(list(enumerate(texts)))
+    if binary:  # read_files already left binary files out, by the same rule
+        raise RuntimeError(f"binary content reached the text index: documents {binary}")
+    text_index.save(generation / store.TEXT_INDEX)
+
+    file_nodes, symbol_nodes, references = graph_inputs(records)
+    edges = graph.resolve_edges(file_nodes, symbol_nodes, references)
+    node_centrality = graph.centrality(len(file_nodes) + len(symbol_nodes), edges)
+
+    code_bytes = model.dims // 8
+    codes = [r.codes for r in records if r.codes is not None and len(r.codes)]
+    matrix = np.concatenate(codes) if codes else np.zeros((0, code_bytes), dtype=np.uint8)
+    np.save(generation / store.CODES, np.ascontiguousarray(matrix, dtype=np.uint8))
+
+    db = store.create_database(generation / store.META)
+    try:
+        _insert_rows(db, records, node_centrality, len(file_nodes))
+        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
+        counts = {
+            "files": len(records),
+            "chunks": int(matrix.shape[0]),
+            "symbols": len(symbol_nodes),
+            "edges": len(edges),
+        }
+        store.write_meta(
+            db,
+            {
+                "root": str(root),
+                "embedder": json.dumps(embedder_identity(model)),
+                "skipped": skipped,
+                "built_at": time.time(),
+                **{f"count_{k}": v for k, v in counts.items()},
+            },
+        )
+        db.commit()
+    finally:
+        db.close()
+    if counts["chunks"] != sum(len(r.chunks) for r in records):
+        raise RuntimeError("embedding count does not match chunk count")
+    return counts
+
+
+def graph_inputs(
+    records: list[FileRecord],
+) -> tuple[list[graph.FileNode], list[graph.SymbolNode], list[graph.ReferenceRow]]:
+    files, symbols, references = [], [], []
+    for file_id, record in enumerate(records):
+        files.append(graph.FileNode(file_id, record.path))
+        for s in record.symbols:
+            symbols.append(
+                graph.SymbolNode(len(symbols), file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line)
+            )
+        references.extend(
+            graph.ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
+            for r in record.references
+        )
+    return files, symbols, references
+
+
+def _insert_rows(
+    db: sqlite3.Connection, records: list[FileRecord], node_centrality: np.ndarray, file_count: int
+) -> None:
+    chunk_id = 0
+    symbol_id = 0
+    for file_id, r in enumerate(records):
+        file_centrality = float(node_centrality[file_id])
+        db.execute(
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (file_id, r.path, r.language, r.size, r.mtime_ns, r.sha256, file_centrality),
+        )
+        by_name: dict[str, float] = {}
+        for s in r.symbols:
+            value = float(node_centrality[file_count + symbol_id])
+            by_name.setdefault(s.qualified_name, value)
+            db.execute(
+                "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
+                 s.start_line, s.end_line, s.parent, value),
+            )
+            symbol_id += 1
+        for c in r.chunks:
+            # A chunk is as central as the symbol it holds; loose code as its file.
+            value = by_name.get(c.symbol, file_centrality) if c.symbol else file_centrality
+            db.execute(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                (chunk_id, file_id, c.start_line, c.end_line, c.symbol, value),
+            )
+            chunk_id += 1
+        db.executemany(
+            "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, json.dumps(list(x.imported_names)))
+             for x in r.references],
+        )

@@ -1,0 +1,77 @@
+"""The Python surface: `maguyva.Index`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from maguyva.embed import Embedder
+from maguyva.index import store
+from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
+from maguyva.index.progress import Progress
+from maguyva.index.reader import IndexReader
+
+
+class Index:
+    """A searchable index of one repository.
+
+    `Index.build(path)` builds the index, or brings an existing one up to date, and opens it;
+    `Index.open(path)` opens an existing one. The index lives in `index_dir`, by default a
+    per-user cache folder keyed by the repository's absolute path (`MAGUYVA_HOME` moves it).
+    """
+
+    def __init__(self, reader: IndexReader, summary: BuildSummary | None = None):
+        self.reader = reader
+        #: What the build that produced this object did (None when opened).
+        self.summary = summary
+
+    @classmethod
+    def build(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        embedder: str | Embedder = "local",
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        progress: bool | Progress = False,
+    ) -> Index:
+        root = _repository(path)
+        directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
+        reporter = progress if isinstance(progress, Progress) else Progress(enabled=None if progress else False)
+        summary = build_index(root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter)
+        return cls(IndexReader(directory), summary)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None) -> Index:
+        root = _repository(path)
+        directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
+        return cls(IndexReader(directory))
+
+    @property
+    def root(self) -> Path:
+        return self.reader.root
+
+    @property
+    def index_dir(self) -> Path:
+        return self.reader.index_dir
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Index(root={str(self.root)!r}, files={len(self.reader.files)}, chunks={len(self.reader.chunk_file)})"
+
+
+def _repository(path: str | os.PathLike[str]) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise FileNotFoundError(f"path not found: {path}")
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a directory: {path}")
+    return root.resolve()

@@ -1,0 +1,91 @@
+"""Opening a published index for queries: metadata in memory, embeddings memory-mapped."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from maguyva._core import CorruptIndexError, TrigramIndex
+from maguyva.index import graph, store
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    id: int
+    path: str
+    language: str | None
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+class IndexReader:
+    """One generation of an index, open for reading. Safe to share between threads."""
+
+    def __init__(self, index_dir: Path):
+        self.index_dir = index_dir
+        self.generation = store.current_generation(index_dir)
+        self.db = store.open_database(self.generation)
+        try:
+            self.meta = store.read_meta(self.db)
+            self.files = [
+                FileInfo(*row)
+                for row in self.db.execute("SELECT id, path, language, size, mtime_ns, sha256 FROM files ORDER BY id")
+            ]
+            rows = self.db.execute(
+                "SELECT file_id, start_line, end_line, symbol, centrality FROM chunks ORDER BY id"
+            ).fetchall()
+        except sqlite3.DatabaseError as err:
+            raise store.IndexFormatError(f"{self.generation}: unreadable metadata ({err}); rebuild the index") from None
+        self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
+        self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
+        self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
+        self.chunk_symbol: list[str | None] = [r[3] for r in rows]
+        self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
+        try:
+            self.codes = np.load(self.generation / store.CODES, mmap_mode="r")
+            self.text = TrigramIndex.load(self.generation / store.TEXT_INDEX)
+        except (OSError, ValueError, CorruptIndexError) as err:
+            raise store.IndexFormatError(f"{self.generation}: {err}; rebuild the index") from None
+        if self.codes.ndim != 2 or self.codes.shape[0] != len(rows) or self.text.doc_count != len(self.files):
+            raise store.IndexFormatError(f"{self.generation}: files of the index disagree; rebuild the index")
+
+    @property
+    def root(self) -> Path:
+        return Path(self.meta["root"])
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        return json.loads(self.meta.get("skipped", "{}"))
+
+    @property
+    def embedder(self) -> dict[str, object]:
+        return json.loads(self.meta["embedder"])
+
+    def file_lines(self, file_id: int) -> list[str]:
+        """The lines of a file as indexed (decoded leniently)."""
+        return self.text.doc_bytes(file_id).decode("utf-8", errors="replace").splitlines()
+
+    def chunk_text(self, chunk_id: int) -> str:
+        lines = self.file_lines(int(self.chunk_file[chunk_id]))
+        return "\n".join(lines[self.chunk_start[chunk_id] - 1 : self.chunk_end[chunk_id]])
+
+    def chunk_at(self, file_id: int, line: int) -> int | None:
+        """The first chunk of `file_id` whose span holds `line`."""
+        ids = np.flatnonzero(self.chunk_file == file_id)
+        hits = ids[(self.chunk_start[ids] <= line) & (self.chunk_end[ids] >= line)]
+        return int(hits[0]) if len(hits) else (int(ids[0]) if len(ids) else None)
+
+    @cached_property
+    def graph(self) -> graph.DependencyGraph:
+        edges = [graph.Edge(*row) for row in self.db.execute("SELECT src, dst, kind, line FROM edges")]
+        node_count = len(self.files) + self.db.execute("SELECT COUNT(*) FROM symbols").fetchone()[0]
+        return graph.DependencyGraph(node_count, edges)
+
+    def close(self) -> None:
+        self.db.close()

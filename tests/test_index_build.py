@@ -1,0 +1,272 @@
+"""Building the on-disk index: content, incremental updates, durability, locking, bad files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maguyva import Index
+from maguyva.embed import make_embedder
+from maguyva.index import build as build_module
+from maguyva.index import store
+from maguyva.index.build import build_index
+
+FIXTURE = {
+    "pkg/__init__.py": "",
+    "pkg/http.py": textwrap.dedent(
+        '''\
+        from .retry import retry
+
+
+        class Session:
+            """An HTTP session that keeps connections open."""
+
+            def request(self, method, url):
+                """Send a request, retrying on connection errors."""
+                return retry(lambda: self.send(method, url))
+
+            def send(self, method, url):
+                raise ConnectionError("ECONNREFUSED")
+
+            def get(self, url):
+                return self.request("GET", url)
+        '''
+    ),
+    "pkg/retry.py": textwrap.dedent(
+        '''\
+        import time
+
+
+        def retry(fn, attempts=3):
+            """Call fn until it succeeds, sleeping between attempts."""
+            for attempt in range(attempts):
+                try:
+                    return fn()
+                except ConnectionError:
+                    time.sleep(2 ** attempt)
+            raise RuntimeError("gave up")
+        '''
+    ),
+    "web/server.js": textwrap.dedent(
+        """\
+        const { parseConfig } = require('./config');
+
+        function startServer(port) {
+          const config = parseConfig(process.env);
+          return listen(port, config);
+        }
+
+        module.exports = { startServer };
+        """
+    ),
+    "web/config.js": "function parseConfig(env) {\n  return { debug: env.DEBUG === '1' };\n}\nmodule.exports = { parseConfig };\n",
+    "README.md": "# Fixture\n\nA small repository for tests.\n",
+}
+
+
+class CountingEmbedder:
+    """The real local embedder, counting the texts it is asked to embed."""
+
+    def __init__(self):
+        self.inner = make_embedder("local")
+        self.provider, self.model, self.dims = self.inner.provider, self.inner.model, self.inner.dims
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts):
+        self.embedded.extend(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # A private embedding cache per test, so counts of embedded texts are exact.
+    monkeypatch.setenv("MAGUYVA_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    write_tree(root, FIXTURE)
+    return root
+
+
+def table(db_path: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db_path) as db:
+        return db.execute(sql).fetchall()
+
+
+def snapshot(index_dir: Path) -> dict[str, object]:
+    """Everything an index holds that a search could see, minus times and sizes."""
+    generation = store.current_generation(index_dir)
+    meta = generation / store.META
+    return {
+        "files": table(meta, "SELECT id, path, language, sha256, centrality FROM files ORDER BY id"),
+        "chunks": table(meta, "SELECT * FROM chunks ORDER BY id"),
+        "symbols": table(meta, "SELECT * FROM symbols ORDER BY id"),
+        "refs": table(meta, "SELECT * FROM refs ORDER BY rowid"),
+        "edges": table(meta, "SELECT * FROM edges ORDER BY src, dst, kind"),
+        "codes": np.load(generation / store.CODES).tobytes(),
+        "text": (generation / store.TEXT_INDEX).read_bytes(),
+    }
+
+
+def test_build_stores_files_chunks_symbols_edges_and_codes(repo):
+    index = Index.build(repo)
+    summary = index.summary
+    assert summary.files == 6 and summary.parsed_files == 6
+    assert summary.chunks == len(index.reader.chunk_file) > 0
+    assert index.reader.codes.shape == (summary.chunks, index.reader.embedder["dims"] // 8)
+    meta = store.current_generation(index.index_dir) / store.META
+    symbols = {row[0] for row in table(meta, "SELECT qualified_name FROM symbols")}
+    assert {"Session", "Session.request", "Session.get", "retry", "startServer", "parseConfig"} <= symbols
+    edges = table(
+        meta,
+        "SELECT s1.qualified_name, s2.qualified_name, e.kind FROM edges e "
+        "JOIN symbols s1 ON e.src = (SELECT COUNT(*) FROM files) + s1.id "
+        "JOIN symbols s2 ON e.dst = (SELECT COUNT(*) FROM files) + s2.id",
+    )
+    assert ("Session.request", "retry", "call") in edges
+    assert ("Session.get", "Session.request", "call") in edges
+    assert ("startServer", "parseConfig", "call") in edges
+    assert index.reader.chunk_centrality.max() > 0
+    assert summary.skipped == {}
+
+
+def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, tmp_path):
+    counting = CountingEmbedder()
+    build_index(repo, embedder=counting)
+    first = len(counting.embedded)
+    # Edit one file, add one, delete one.
+    (repo / "pkg/retry.py").write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=5"))
+    write_tree(repo, {"pkg/backoff.py": "def backoff(n):\n    return 2 ** n\n"})
+    (repo / "web/config.js").unlink()
+    counting.embedded.clear()
+    summary = build_index(repo, embedder=counting)
+    assert summary.parsed_files == 2 and summary.reused_files == 4
+    assert all(text.startswith(("pkg/retry.py", "pkg/backoff.py")) for text in counting.embedded)
+    assert 0 < len(counting.embedded) < first
+    incremental = snapshot(store.default_index_dir(repo))
+
+    full = build_index(repo, index_dir=tmp_path / "fresh", embedder=make_embedder("local"))
+    assert full.parsed_files == 6
+    assert snapshot(tmp_path / "fresh") == incremental
+
+    # Nothing changed: nothing parsed or embedded, and the result is the same again.
+    counting.embedded.clear()
+    again = build_index(repo, embedder=counting)
+    assert (again.parsed_files, again.embedded_chunks, counting.embedded) == (0, 0, [])
+    assert snapshot(store.default_index_dir(repo)) == incremental
+
+
+def test_a_failed_build_leaves_the_previous_index_usable(repo, monkeypatch):
+    Index.build(repo)
+    index_dir = store.default_index_dir(repo)
+    before = snapshot(index_dir)
+    (repo / "pkg/retry.py").write_text("def retry():\n    pass\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(build_module.store, "publish", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            build_index(repo)
+    assert snapshot(index_dir) == before
+    assert [p.name for p in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]
+    assert build_index(repo).parsed_files == 1
+
+
+def test_killed_build_process_leaves_the_previous_index_usable(repo):
+    Index.build(repo)
+    index_dir = store.default_index_dir(repo)
+    before = snapshot(index_dir)
+    (repo / "pkg/retry.py").write_text("def retry():\n    pass\n")
+    # A child process that stops for good in the middle of writing a generation.
+    script = textwrap.dedent(
+        f"""
+        import os, sys, time
+        from pathlib import Path
+        from maguyva.index import build, store
+        real = build.write_generation
+        def slow(generation, *args):
+            (generation / "started").write_text("x")
+            time.sleep(60)
+        build.write_generation = slow
+        build.build_index(Path({str(repo)!r}))
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], env=os.environ.copy())
+    try:
+        deadline = time.time() + 60
+        while not list(index_dir.glob("gen-*/started")):
+            assert time.time() < deadline, "the build never started writing"
+            assert child.poll() is None, "the build process ended early"
+            time.sleep(0.05)
+        child.kill()
+    finally:
+        child.wait()
+    assert snapshot(index_dir) == before
+    summary = build_index(repo)
+    assert summary.parsed_files == 1
+    assert len(list(index_dir.glob("gen-*"))) == 1
+
+
+def test_second_builder_is_refused_while_one_holds_the_lock(repo):
+    index_dir = store.default_index_dir(repo)
+    with store.build_lock(index_dir):
+        script = f"from pathlib import Path; from maguyva.index.build import build_index; build_index(Path({str(repo)!r}))"
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ.copy())
+    assert done.returncode != 0
+    assert "being indexed by another process" in done.stderr
+    Index.build(repo)  # free again
+
+
+def test_format_mismatch_and_damage_are_clear_errors(repo):
+    Index.build(repo)
+    index_dir = store.default_index_dir(repo)
+    generation = store.current_generation(index_dir)
+    with sqlite3.connect(generation / store.META) as db:
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'format_version'")
+    with pytest.raises(store.IndexFormatError, match="rebuild"):
+        Index.open(repo)
+    # A rebuild over an unreadable index starts from scratch and works.
+    assert build_index(repo).parsed_files == 6
+    generation = store.current_generation(index_dir)
+    (generation / store.TEXT_INDEX).write_bytes(b"damaged")
+    with pytest.raises(store.IndexFormatError, match="rebuild"):
+        Index.open(repo)
+    with pytest.raises(store.IndexNotFoundError):
+        Index.open(repo, index_dir=repo / "nowhere")
+
+
+def test_unreadable_and_odd_files_are_skipped_with_reasons(repo):
+    (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (repo / "latin1.py").write_bytes(b"name = 'caf\xe9'\n")
+    (repo / "big.txt").write_text("x" * 2_000)
+    secret = repo / "secret.py"
+    secret.write_text("x = 1\n")
+    secret.chmod(0)
+    try:
+        summary = build_index(repo, max_file_size=1_000)
+    finally:
+        secret.chmod(0o644)
+    assert summary.skipped.get("binary") == 1
+    assert summary.skipped.get("too_large") == 1
+    if os.geteuid() != 0:  # root reads everything
+        assert summary.skipped.get("unreadable") == 1
+    paths = [f.path for f in Index.open(repo).reader.files]
+    assert "latin1.py" in paths and "blob.bin" not in paths
