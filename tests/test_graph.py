@@ -11,6 +11,7 @@ from maguyva.index.graph import (
     ReferenceRow,
     SymbolNode,
     centrality,
+    in_degree,
     import_parts,
     resolve_edges,
 )
@@ -121,3 +122,8 @@ def test_walks_callers_callees_and_dependants_with_paths():
     assert [(s.node, s.depth) for s in reach] == [(1, 1), (2, 2), (3, 2)]
     assert [(e.src, e.dst) for e in reach[1].path] == [(2, 1), (1, 0)]
     assert [s.node for s in g.dependants(0, depth=3)] == [1, 2, 3, 4]
+
+
+def test_in_degree_counts_distinct_dependants():
+    edges = [Edge(0, 2, "call", 1), Edge(0, 2, "import", 1), Edge(1, 2, "call", 3), Edge(2, 0, "call", 4)]
+    assert in_degree(3, edges).tolist() == [1, 0, 2]

@@ -270,3 +270,25 @@ def test_unreadable_and_odd_files_are_skipped_with_reasons(repo):
         assert summary.skipped.get("unreadable") == 1
     paths = [f.path for f in Index.open(repo).reader.files]
     assert "latin1.py" in paths and "blob.bin" not in paths
+
+
+def test_graph_walks_lead_to_chunks_with_their_edge_paths(repo):
+    reader = Index.build(repo).reader
+    meta = store.current_generation(reader.index_dir) / store.META
+    names = dict(table(meta, "SELECT (SELECT COUNT(*) FROM files) + id, qualified_name FROM symbols"))
+    node_of = {name: node for node, name in names.items()}
+    (degree,) = table(meta, "SELECT in_degree FROM symbols WHERE qualified_name = 'retry'")[0]
+    assert degree == 1  # Session.request
+    reach = reader.graph.dependants(node_of["retry"], depth=2)
+    assert [(names[step.node], step.depth) for step in reach] == [("Session.request", 1), ("Session.get", 2)]
+    assert [(names[e.src], names[e.dst], e.kind) for e in reach[1].path] == [
+        ("Session.get", "Session.request", "call"),
+        ("Session.request", "retry", "call"),
+    ]
+    # Each node is shown by the chunk that holds its definition.
+    for node in (node_of["retry"], node_of["Session.get"]):
+        chunk = reader.node_chunk(node)
+        (start,) = table(meta, f"SELECT start_line FROM symbols WHERE id = {node - len(reader.files)}")[0]
+        assert reader.chunk_start[chunk] <= start <= reader.chunk_end[chunk]
+    (importers,) = table(meta, "SELECT in_degree FROM files WHERE path = 'pkg/retry.py'")[0]
+    assert importers == 1  # pkg/http.py

@@ -252,7 +252,9 @@ def write_generation(
 
     file_nodes, symbol_nodes, references = graph_inputs(records)
     edges = graph.resolve_edges(file_nodes, symbol_nodes, references)
-    node_centrality = graph.centrality(len(file_nodes) + len(symbol_nodes), edges)
+    node_count = len(file_nodes) + len(symbol_nodes)
+    node_centrality = graph.centrality(node_count, edges)
+    node_degree = graph.in_degree(node_count, edges)
 
     code_bytes = model.dims // 8
     codes = [r.codes for r in records if r.codes is not None and len(r.codes)]
@@ -261,7 +263,7 @@ def write_generation(
 
     db = store.create_database(generation / store.META)
     try:
-        _insert_rows(db, records, node_centrality, len(file_nodes))
+        _insert_rows(db, records, node_centrality, node_degree, len(file_nodes))
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
         counts = {
             "files": len(records),
@@ -305,24 +307,29 @@ def graph_inputs(
 
 
 def _insert_rows(
-    db: sqlite3.Connection, records: list[FileRecord], node_centrality: np.ndarray, file_count: int
+    db: sqlite3.Connection,
+    records: list[FileRecord],
+    node_centrality: np.ndarray,
+    node_degree: np.ndarray,
+    file_count: int,
 ) -> None:
     chunk_id = 0
     symbol_id = 0
     for file_id, r in enumerate(records):
         file_centrality = float(node_centrality[file_id])
         db.execute(
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (file_id, r.path, r.language, r.size, r.mtime_ns, r.sha256, file_centrality),
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (file_id, r.path, r.language, r.size, r.mtime_ns, r.sha256, file_centrality, int(node_degree[file_id])),
         )
         by_name: dict[str, float] = {}
         for s in r.symbols:
-            value = float(node_centrality[file_count + symbol_id])
+            node = file_count + symbol_id
+            value = float(node_centrality[node])
             by_name.setdefault(s.qualified_name, value)
             db.execute(
-                "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
-                 s.start_line, s.end_line, s.parent, value),
+                 s.start_line, s.end_line, s.parent, value, int(node_degree[node])),
             )
             symbol_id += 1
         for c in r.chunks:

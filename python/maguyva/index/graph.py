@@ -231,6 +231,15 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     return np.maximum(0.0, node_count * values - 1.0).astype(np.float32)
 
 
+def in_degree(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
+    """How many distinct nodes depend directly on each node."""
+    dependants = {(e.src, e.dst) for e in edges}
+    counts = np.zeros(node_count, dtype=np.int32)
+    for _, dst in dependants:
+        counts[dst] += 1
+    return counts
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One node reached by a graph walk, with the edge path that led there (nearest first)."""

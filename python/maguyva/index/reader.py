@@ -82,10 +82,21 @@ class IndexReader:
         return int(hits[0]) if len(hits) else (int(ids[0]) if len(ids) else None)
 
     @cached_property
+    def symbol_locations(self) -> list[tuple[int, int]]:
+        """(file id, start line) of every symbol, by symbol id."""
+        return [tuple(row) for row in self.db.execute("SELECT file_id, start_line FROM symbols ORDER BY id")]
+
+    def node_chunk(self, node: int) -> int | None:
+        """The chunk that shows a graph node: a symbol's definition, or a file's first chunk."""
+        if node < len(self.files):
+            return self.chunk_at(node, 1)
+        file_id, line = self.symbol_locations[node - len(self.files)]
+        return self.chunk_at(file_id, line)
+
+    @cached_property
     def graph(self) -> graph.DependencyGraph:
         edges = [graph.Edge(*row) for row in self.db.execute("SELECT src, dst, kind, line FROM edges")]
-        node_count = len(self.files) + self.db.execute("SELECT COUNT(*) FROM symbols").fetchone()[0]
-        return graph.DependencyGraph(node_count, edges)
+        return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
 
     def close(self) -> None:
         self.db.close()

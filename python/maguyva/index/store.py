@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -46,7 +46,8 @@ CREATE TABLE files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    centrality REAL NOT NULL DEFAULT 0
+    centrality REAL NOT NULL DEFAULT 0,
+    in_degree INTEGER NOT NULL DEFAULT 0   -- files importing this one
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,          -- also the row in codes.npy
@@ -68,7 +69,8 @@ CREATE TABLE symbols (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     parent TEXT,
-    centrality REAL NOT NULL DEFAULT 0
+    centrality REAL NOT NULL DEFAULT 0,
+    in_degree INTEGER NOT NULL DEFAULT 0   -- symbols and files that call or inherit it
 );
 CREATE INDEX symbols_file ON symbols(file_id);
 CREATE TABLE refs (
