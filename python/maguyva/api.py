@@ -35,7 +35,7 @@ class Index:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         progress: bool | Progress = False,
     ) -> Index:
-        root = _repository(path)
+        root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
         reporter = progress if isinstance(progress, Progress) else Progress(enabled=None if progress else False)
         summary = build_index(root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter)
@@ -43,7 +43,7 @@ class Index:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None) -> Index:
-        root = _repository(path)
+        root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
         return cls(IndexReader(directory))
 
@@ -68,7 +68,8 @@ class Index:
         return f"Index(root={str(self.root)!r}, files={len(self.reader.files)}, chunks={len(self.reader.chunk_file)})"
 
 
-def _repository(path: str | os.PathLike[str]) -> Path:
+def repository_root(path: str | os.PathLike[str]) -> Path:
+    """The absolute root of the repository at `path`, which must be an existing folder."""
     root = Path(path).expanduser()
     if not root.exists():
         raise FileNotFoundError(f"path not found: {path}")

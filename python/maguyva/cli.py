@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from maguyva._core import CorruptIndexError
-from maguyva.api import Index
+from maguyva.api import Index, repository_root
 from maguyva.index.build import BuildSummary
 from maguyva.index.progress import Progress
 from maguyva.index.store import IndexNotFoundError, IndexStoreError
@@ -59,15 +59,6 @@ def add_index_dir(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--index-dir", type=Path, help="where the index lives (default: a per-user cache folder)"
     )
-
-
-def repository_root(path: str) -> Path:
-    root = Path(path).expanduser()
-    if not root.exists():
-        raise UsageError(f"path not found: {path}")
-    if not root.is_dir():
-        raise UsageError(f"not a directory: {path}")
-    return root.resolve()
 
 
 def say(message: str) -> None:
