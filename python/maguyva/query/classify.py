@@ -1,0 +1,633 @@
+"""Sorting a question into one of six intents, cheaply, before any retrieval.
+
+    >>> c = classify("who calls Session.request")
+    >>> c.intent, c.confidence, c.rule, c.subject
+    ('find_references', 0.9, 'references_phrase', 'Session.request')
+
+The classifier is an ordered list of heuristics (SPEC §2); the first rule that matches wins. The
+rules, their intents and their confidences are the table `maguyva.query.intents.RULES`. In the
+order they are tried, with SPEC's row in brackets (its table has no row for find_similar):
+
+- ``snippet`` [-] find_similar 0.80: the query is pasted code: several lines that read as code,
+  or one line dense with code punctuation. Tried before everything else because a snippet is full
+  of what the later rules look for: declaration keywords, quoted strings, exception names and
+  identifiers. A stack trace is not a snippet; it goes to ``error_token``.
+- ``definition_keyword`` [1] find_definition 0.95: a one-line query that starts like a
+  declaration: ``def``, ``class``, ``func``, ``fn``, ``function``, ``import``, ``struct``,
+  ``interface``, ``type``, ``trait``, ``enum``, ``impl``, ``const``, ``let``, ``package``... (after
+  optional modifiers such as ``pub``, ``export`` or ``async``), followed by a name and then
+  nothing, or code (``(``, ``:``, ``{``, ``<``...). "class loading is slow" or "type error when
+  saving" are sentences, not declarations, and fall through.
+- ``references_phrase`` [2] find_references 0.90: "who calls X", "what uses X", "usages of X",
+  "references to X", "callers of X", "call sites of X", "where is X used/called", "is X still
+  used", "find usages".
+- ``impact_phrase`` [3] impact_analysis 0.90: "impact", "blast radius", "what depends on X",
+  "depends on X", "dependents of X", "what breaks/would break if I change X", "is it safe to
+  remove X".
+- ``similar_phrase`` [-] find_similar 0.80: "similar to X", "code like this", "duplicated code".
+  After the reference and impact phrases, before rules 4 and 5: the thing compared against is
+  usually quoted or named, and those rules would otherwise take the query.
+- ``quoted_string`` [4] exact_match 0.90: a literal in double, single or typographic quotes, or
+  in backticks when it is more than a bare name (markdown marks code names with backticks, so
+  `` `parse_config` `` is left to the identifier rule).
+- ``error_token`` [4] exact_match 0.85: a stack trace, an exception name (``ValueError``,
+  ``FooException``), an errno constant (``ECONNREFUSED``), ``ERR_*`` and rustc ``E0382`` codes,
+  a signal (``SIGSEGV``), an HTTP error status, ``panic:``, ``segfault``...
+- ``literal_phrase`` [4] exact_match 0.85: "grep for X", "find the string X", "exact match".
+- ``identifier`` [5] find_definition 0.80: the query is a CamelCase, snake_case, qualified
+  (``Session.request``, ``std::io::Read``) or called (``retry()``) name, alone or wrapped ("find
+  X", "show me the X class", "where is X"), or any name in a definition form ("where is X
+  defined", "definition of X").
+- ``identifier_in_sentence`` [5] find_definition 0.60: such a name inside a longer sentence,
+  which may be asking something else about it.
+- ``explanation_word`` [6] understand_code 0.75: "how", "why", "explain", "architecture", "what
+  does", "overview", "walk me through"...
+- ``fallback`` [7] understand_code 0.40: nothing matched.
+
+Besides the intent, a rule extracts what it can: `Classification.subject` (the symbol, literal or
+error token the question is about, qualified names kept whole as written) and
+`Classification.kind` (a symbol-kind filter from a leading declaration keyword or a kind word next
+to the name: ``class X`` -> "class").
+
+Everything is a precompiled regular expression; a call costs microseconds (benches/classifier.py
+measures it). The word phrases are matched against one lower-cased copy of the query (much cheaper
+than case-insensitive matching); names, quotes and error tokens are read from the query as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from maguyva.query.intents import RULES_BY_NAME
+
+__all__ = ["Classification", "classify"]
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """What kind of question a query is, how sure the classifier is, and what it is about."""
+
+    #: One of `maguyva.query.intents.INTENTS`.
+    intent: str
+    confidence: float
+    #: Name of the rule that matched (`maguyva.query.intents.RULES`).
+    rule: str
+    #: The symbol, literal or error token the query is about, when the rule could extract one.
+    subject: str | None = None
+    #: A symbol kind (one of the index's symbol kinds: "function", "class", "module"...) the
+    #: query asks for, or None.
+    kind: str | None = None
+
+
+#: The answer of each rule when it extracted nothing, built once (classifications are immutable).
+_BARE_RESULTS = {r.name: Classification(r.intent, r.confidence, r.name) for r in RULES_BY_NAME.values()}
+
+
+def _result(rule: str, subject: str | None = None, kind: str | None = None) -> Classification:
+    if not subject and kind is None:
+        return _BARE_RESULTS[rule]
+    spec = RULES_BY_NAME[rule]
+    return Classification(spec.intent, spec.confidence, rule, subject or None, kind)
+
+
+# --- vocabulary ----------------------------------------------------------------------------------
+
+#: A name, possibly qualified ("Session.request", "std::io::Read", "Foo#bar").
+_QNAME = r"(?>[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*)"
+#: A short run of words (up to four) that a phrase is about; `_pick` chooses the subject in it.
+_SPAN = r"[^\s?!,;]+(?:[ \t]+[^\s?!,;]+){0,3}"
+#: The same, ending as early as the text after it allows.
+_LAZY_SPAN = r"[^\s?!,;]+?(?:[ \t]+[^\s?!,;]+?){0,3}?"
+
+#: Declaration keyword -> the symbol kind it declares (None: no kind filter).
+_DECLARATION_KINDS: dict[str, str | None] = {
+    "def": "function",
+    "defn": "function",
+    "func": "function",
+    "fn": "function",
+    "fun": "function",
+    "function": "function",
+    "proc": "function",
+    "method": "method",
+    "class": "class",
+    "interface": "interface",
+    "struct": "struct",
+    "enum": "enum",
+    "trait": "trait",
+    "type": "type",
+    "typedef": "type",
+    "impl": None,
+    "module": "module",
+    "mod": "module",
+    "package": "module",
+    "namespace": "module",
+    "import": "module",
+    "const": "constant",
+    "var": "variable",
+    "let": "variable",
+    "val": "variable",
+    "macro": "macro",
+    "macro_rules!": "macro",
+}
+
+#: A kind word next to a name ("the Session class", "function parse_config") -> symbol kind.
+_KIND_WORDS: dict[str, str] = {
+    "function": "function",
+    "func": "function",
+    "method": "method",
+    "class": "class",
+    "interface": "interface",
+    "struct": "struct",
+    "enum": "enum",
+    "trait": "trait",
+    "type": "type",
+    "constant": "constant",
+    "const": "constant",
+    "variable": "variable",
+    "macro": "macro",
+    "module": "module",
+    "package": "module",
+}
+_KIND_WORD = "(?:" + "|".join(sorted(_KIND_WORDS, key=len, reverse=True)) + ")"
+
+#: Words skipped before the subject of a phrase ("who calls *the* retry helper").
+_LEAD_WORDS = frozenset(
+    "the a an this that these those my our your its their any all every each some else "
+    "function functions func method methods class classes struct structs interface interfaces "
+    "trait traits enum enums type types constant constants const variable variables var field "
+    "fields property properties attribute attributes module modules package packages file files "
+    "code symbol symbols helper helpers api apis endpoint endpoints macro macros object objects "
+    "def fn new old".split()
+)
+#: Words that cannot be a subject; a phrase whose first real word is one of these has none.
+_FUNCTION_WORDS = frozenset(
+    "it when where what which who whom how why if is are was were be been being me us them him "
+    "her in on at to from of for with into by and or not no i we you they there here anything "
+    "something everything nothing anywhere everywhere so do does did can could would should will "
+    "might may change changes changed break breaks used called calls use uses more less most much "
+    "many".split()
+)
+#: Camel-cased words that are product names, not identifiers in the code being searched.
+_PROPER_NOUNS = frozenset(
+    "github gitlab bitbucket javascript typescript coffeescript postgresql mysql mongodb dynamodb "
+    "bigquery graphql oauth oauth2 fastapi pytorch tensorflow numpy scipy pypi macos ios iphone "
+    "ipad youtube linkedin powershell vscode intellij pycharm openai chatgpt devops openapi grpc "
+    "webassembly elasticsearch opensearch rabbitmq nodejs camelcase pascalcase snake_case "
+    "camel_case kebab_case".split()
+)
+#: Last segments that make "x.y" a file or host name rather than a qualified name.
+_EXTENSIONS = frozenset(
+    "py pyi pyx js jsx ts tsx mjs cjs go rs java kt kts c h cc cpp hpp cs rb php swift scala sh "
+    "bash zsh md rst txt json yaml yml toml ini cfg conf lock xml html htm css scss sql proto "
+    "gradle mk cmake log csv env io com org net dev ai so dll exe wasm vue svelte lua pl ex exs "
+    "erl hs ml clj dart zig jl ipynb".split()
+)
+#: errno names (POSIX and Linux), plus the few Node.js adds; fixed so results do not depend on
+#: the platform the classifier runs on.
+_ERRNO_NAMES = frozenset(
+    "E2BIG EACCES EADDRINUSE EADDRNOTAVAIL EAFNOSUPPORT EAGAIN EALREADY EBADF EBADMSG EBUSY "
+    "ECANCELED ECHILD ECONNABORTED ECONNREFUSED ECONNRESET EDEADLK EDEADLOCK EDESTADDRREQ EDOM "
+    "EDQUOT EEXIST EFAULT EFBIG EHOSTDOWN EHOSTUNREACH EIDRM EILSEQ EINPROGRESS EINTR EINVAL EIO "
+    "EISCONN EISDIR ELOOP EMFILE EMLINK EMSGSIZE EMULTIHOP ENAMETOOLONG ENETDOWN ENETRESET "
+    "ENETUNREACH ENFILE ENOBUFS ENODATA ENODEV ENOENT ENOEXEC ENOLCK ENOLINK ENOMEM ENOMSG "
+    "ENOPROTOOPT ENOSPC ENOSR ENOSTR ENOSYS ENOTBLK ENOTCONN ENOTDIR ENOTEMPTY ENOTRECOVERABLE "
+    "ENOTSOCK ENOTSUP ENOTTY ENXIO EOPNOTSUPP EOVERFLOW EOWNERDEAD EPERM EPFNOSUPPORT EPIPE "
+    "EPROTO EPROTONOSUPPORT EPROTOTYPE ERANGE EREMOTE EREMOTEIO EROFS ESHUTDOWN ESOCKTNOSUPPORT "
+    "ESPIPE ESRCH ESTALE ETIME ETIMEDOUT ETOOMANYREFS ETXTBSY EUSERS EWOULDBLOCK EXDEV "
+    "ENOTFOUND EAI_AGAIN EAI_NONAME EAI_FAIL ESOCKETTIMEDOUT".split()
+)
+
+# --- rule 0: pasted code -------------------------------------------------------------------------
+
+#: Lines of a stack trace or crash report: such text is an error to look up, not a snippet.
+_STACK_TRACE = re.compile(
+    r"Traceback \(most recent call last\)|^\s*File \"[^\"]*\", line \d+|^\s+at \S.*[(:]\d+"
+    r"|\bpanic: |panicked at|^goroutine \d+ \[|Exception in thread ",
+    re.M,
+)
+#: A line that reads as code: ends like code, assigns or compares, calls, closes a block, is
+#: indented, starts with a statement keyword, or is a comment, decorator or preprocessor line.
+_CODE_LINE = re.compile(
+    r"[{}:;,(\[]\s*$|=>\s*\S|\w\s*(?:[-+*/|&]?=|==|!=|:=|->)\s*\S|\w\(|^\s*[})\]]|^(?:\s{2,}|\t)\S"
+    r"|^\s*(?:def|class|fn|func|function|return|elif|except|finally|impl|pub|const|let|var|import|raise"
+    r"|throw|yield|await|pass)\b|^\s*(?://|/\*|\*/|#include\b|#\[|@\w)"
+)
+#: Every pair of marks below contains one of these characters (a cheap test that skips prose).
+_CODE_CHARS = re.compile(r"[{;=&|]")
+#: Marks of code in a single line; two different ones make the line a snippet.
+_CODE_MARKS = re.compile(
+    r"(?P<block>\{[^{}]*[^\s{}][^{}]*\})|(?P<semi>;\s*\S|;\s*$)|(?P<arrow>=>)|(?P<walrus>:=)"
+    r"|(?P<compare>===?|!==?)|(?P<logic>&&|\|\|)|(?P<update>[-+*/]=|\w\+\+|\w--)"
+    r"|(?P<cstyle>\b(?:if|for|while|switch|catch)\s*\()"
+)
+
+
+def _is_snippet(text: str) -> bool:
+    if "\n" in text:
+        if _STACK_TRACE.search(text):
+            return False
+        lines = [line for line in text.splitlines() if line.strip()]
+        code = sum(1 for line in lines if _CODE_LINE.search(line))
+        return len(lines) >= 2 and code >= 2 and 2 * code >= len(lines)
+    if _CODE_CHARS.search(text) is None:
+        return False
+    marks = {m.lastgroup for m in _CODE_MARKS.finditer(text)}
+    return len(marks) >= 2
+
+
+# --- rule 1: a declaration -----------------------------------------------------------------------
+
+_DECLARATION = re.compile(
+    r"(?:(?:pub(?:\([\w:]+\))?|export|default|public|private|protected|internal|static|async"
+    r"|abstract|final|sealed|open|override|data|unsafe|extern|inline|const)\s+)*"
+    r"(?P<kw>" + "|".join(map(re.escape, sorted(_DECLARATION_KINDS, key=len, reverse=True))) + r")"
+    r"(?:\s+|(?=<))(?P<rest>.+)$",
+    re.I,
+)
+#: Go's method receiver: "func (s *Server) Start(...)".
+_GO_RECEIVER = re.compile(
+    r"\(\s*(?:\w+\s+)?\*?\s*(?P<recv>\w+)(?:\[[^\]]*\])?\s*\)\s*(?P<name>\w+)(?P<tail>.*)$"
+)
+_GENERIC_PARAMS = r"(?:<[^>]*>\s*)?"
+_DECLARED_NAME = re.compile(_GENERIC_PARAMS + r"(?P<name>" + _QNAME + r")(?P<tail>.*)$")
+_IMPL = re.compile(
+    _GENERIC_PARAMS + r"(?P<name>" + _QNAME + r")(?:<[^>]*>)?(?:\s+for\s+(?P<target>" + _QNAME + r"))?"
+    r"(?P<tail>.*)$"
+)
+_IMPORT = re.compile(
+    r"(?:\{\s*(?P<braced>[\w$]+)[^}]*\}|\*\s+as\s+(?P<alias>[\w$]+)|(?P<name>" + _QNAME + r"))(?P<tail>.*)$"
+)
+_FROM_IMPORT = re.compile(r"from\s+(?P<module>[\w.]+)\s+import\s+\(?\s*(?P<name>[\w*]+)", re.I)
+_USE = re.compile(r"use\s+(?P<path>\w+(?:::[\w*]+)+)", re.I)
+#: What may follow a declared name: nothing, code, a kind ("type Config struct"), or a short
+#: location ("class User in models.py").
+_DECLARATION_TAIL = re.compile(
+    r"\s*(?:[?.!]*$|[(<:{\[=;,!]|->|(?:extends|implements|struct|interface|enum|class|where|with|as"
+    r"|definition|declaration|signature|source|implementation)\b|(?:in|from)\s+\S+\s*$)",
+    re.I,
+)
+_IMPORT_TAIL = re.compile(r"\s*(?:$|[;,]|(?:as|from)\s)", re.I)
+
+
+def _declaration(text: str) -> Classification | None:
+    if text[:4].lower() == "from":
+        m = _FROM_IMPORT.match(text)
+        if m is None:
+            return None
+        if m["name"] == "*":
+            return _result("definition_keyword", m["module"], "module")
+        return _result("definition_keyword", m["name"])
+    if text[:3].lower() == "use":
+        m = _USE.match(text)
+        return _result("definition_keyword", m["path"]) if m else None
+    m = _DECLARATION.match(text)
+    if m is None:
+        return None
+    keyword, rest = m["kw"].lower(), m["rest"]
+    kind = _DECLARATION_KINDS[keyword]
+    if keyword == "import":
+        found = _IMPORT.match(rest)
+        if found is None or not _IMPORT_TAIL.match(found["tail"]):
+            return None
+        if found["name"] is None or "from" in found["tail"].lower():
+            # "import { useState } from 'react'": the names are items of a module, not modules.
+            kind = None
+        return _result("definition_keyword", found["braced"] or found["alias"] or found["name"], kind)
+    if keyword in ("func", "fn") and rest.startswith("("):
+        found = _GO_RECEIVER.match(rest)
+        if found is None or not _DECLARATION_TAIL.match(found["tail"]):
+            return None
+        return _result("definition_keyword", f"{found['recv']}.{found['name']}", kind)
+    if keyword == "impl":
+        found = _IMPL.match(rest)
+        if found is None or not _DECLARATION_TAIL.match(found["tail"]):
+            return None
+        return _result("definition_keyword", found["target"] or found["name"], kind)
+    found = _DECLARED_NAME.match(rest)
+    if found is None or not _DECLARATION_TAIL.match(found["tail"]):
+        return None
+    if keyword == "type":
+        # Go: "type Config struct", "type Store interface".
+        after = found["tail"].split(None, 1)
+        if after and after[0].lower() in ("struct", "interface"):
+            kind = after[0].lower()
+    return _result("definition_keyword", found["name"], kind)
+
+
+# --- rules 2 and 3: reference and impact phrases -------------------------------------------------
+
+_REFERENCES = re.compile(
+    # who calls X, what uses X, which functions call X, who is calling X
+    r"\b(?:who|what|which(?:\s+[a-z]+){0,2}?)\s+(?:else\s+|all\s+|still\s+|actually\s+)?"
+    r"(?:is\s+|are\s+)?(?:calls?|calling|uses?|using|invokes?|invoking|imports?|importing"
+    r"|references?|referencing|instantiates?|consumes?|reads?)\b(?:\s+(?:into\s+|to\s+|from\s+)?"
+    r"(?P<a>" + _SPAN + r"))?"
+    # usages of X, references to X, callers of X, call sites of X
+    r"|\b(?:usages?|uses|users|references?|refs|callers|callsites?|call[\s-]sites?|invocations?"
+    r"|consumers|importers)\s+(?:of|to|for)\s+(?P<b>" + _SPAN + r")"
+    # where is X used, how is X called, is X still used
+    r"|\b(?:is|are|was|were|gets?)\s+(?P<c>" + _LAZY_SPAN + r")\s+(?:still\s+|ever\s+|even\s+"
+    r"|actually\s+|currently\s+|really\s+)?(?:being\s+)?(?:used|called|invoked|referenced"
+    r"|imported|instantiated|consumed)\b"
+    # where X is used
+    r"|\bwhere\s+(?P<d>" + _LAZY_SPAN + r")\s+(?:is|are|gets?)\s+(?:being\s+)?(?:used|called"
+    r"|invoked|referenced|imported|instantiated)\b"
+    # where do we call X
+    r"|\bwhere\s+(?:else\s+)?(?:do|does|did)\s+(?:we|i|you|they|it|\w+)\s+(?:call|use|invoke"
+    r"|import|reference|instantiate)\s+(?P<e>" + _SPAN + r")"
+    # find usages, all callers of..., X call sites
+    r"|\b(?:usages|callers|call[\s-]?sites|importers)\b|\bfind\s+(?:all\s+)?references\b"
+)
+
+_CHANGE_VERB = (
+    r"(?:change[ds]?|changing|modif(?:y|ies|ied)|modifying|remove[ds]?|removing|delete[ds]?|deleting"
+    r"|rename[ds]?|renaming|refactor(?:s|ed)?|refactoring|touch(?:es|ed)?|touching|drop(?:s|ped)?"
+    r"|dropping|deprecate[ds]?|deprecating|update[ds]?|updating|edit(?:s|ed)?|editing)"
+)
+_IMPACT = re.compile(
+    r"\bimpact(?:s|ed)?\b(?:\s+(?:of|on)\s+(?:" + _CHANGE_VERB + r"\s+)?(?P<a>" + _SPAN + r"))?"
+    r"|\bblast\s+radius\b(?:\s+(?:of|for)\s+(?:" + _CHANGE_VERB + r"\s+)?(?P<b>" + _SPAN + r"))?"
+    r"|\b(?:depends?|depending|relies|rely|relying)\s+(?:up)?on\b(?:\s+(?P<c>" + _SPAN + r"))?"
+    r"|\bdepend[ae]nts?\b(?:\s+(?:of|on)\s+(?P<d>" + _SPAN + r"))?"
+    r"|\bwhat\s+(?:would\s+|will\s+|could\s+|might\s+|else\s+)?(?:breaks?|be\s+affected)\b"
+    r"(?:\s+(?:if|when)\s+(?:i|we|you|someone)\s+" + _CHANGE_VERB + r"\s+(?P<e>" + _SPAN + r"))?"
+    r"|\bwhat\s+(?:happens|would\s+happen)\s+(?:if|when)\s+(?:i|we|you|someone)\s+" + _CHANGE_VERB
+    + r"\s+(?P<h>" + _SPAN + r")"
+    r"|\b(?:safe|ok|okay)\s+to\s+" + _CHANGE_VERB + r"\s+(?P<f>" + _SPAN + r")"
+    r"|\bcan\s+(?:i|we)\s+(?:safely\s+)?(?:remove|delete|drop|rename)\s+(?P<g>" + _SPAN + r")"
+    r"|\b(?:affected|broken)\s+(?:by|if)\b|\bripple\s+effects?\b|\bbreaking\s+changes?\b"
+)
+
+_SIMILAR = re.compile(
+    r"\bsimilar(?:\s+to)?\b(?:\s+(?P<a>" + _SPAN + r"))?|\bresembl\w*(?:\s+(?P<b>" + _SPAN + r"))?"
+    r"|\b(?:code|functions?|methods?|classes|implementations?|snippets?|something|anything|ones|places"
+    r"|others?)"
+    r"\s+(?:that\s+(?:looks?|is|are)\s+)?like\s+(?P<c>" + _SPAN + r")"
+    r"|\blike\s+this\b|\bduplicat(?:e|ed|es)\s+(?:code|logic|functions?|implementations?|blocks?|snippets?"
+    r"|of)\b|\bcode\s+duplication\b|\bcopy[-\s]?past\w*|\bnear[-\s]?duplicates?\b|\bclones?\s+of\b"
+    r"|\bsame\s+(?:pattern|logic|idiom)\b"
+)
+
+
+_TOKEN = re.compile(_QNAME)
+
+
+def _pick(span: str | None) -> str | None:
+    """The subject in a short run of words: the first one after determiners and kind words,
+    unless it is a function word."""
+    if not span:
+        return None
+    for word in span.split():
+        token = _strip_token(word)
+        if not token:
+            continue
+        lowered = token.lower()
+        if lowered in _LEAD_WORDS:
+            continue
+        if lowered in _FUNCTION_WORDS or not _TOKEN.fullmatch(token):
+            return None
+        return token
+    return None
+
+
+
+def _strip_token(word: str) -> str:
+    word = word.strip("`'\"“”‘’()[]{}<>?!.,;:*")
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    if word.endswith("()"):
+        word = word[:-2]
+    return word
+
+
+def _span(m: re.Match[str], text: str) -> str | None:
+    """What the first group of `m` that took part in the match covers, read from `text` (the query
+    as written; `m` may have matched its lower-cased copy, which has the same length)."""
+    for group in range(1, m.re.groups + 1):
+        start = m.start(group)
+        if start >= 0:
+            return text[start : m.end(group)]
+    return None
+
+
+def _phrase_subject(m: re.Match[str], text: str) -> str | None:
+    return _pick(_span(m, text)) or _first_identifier(text)
+
+
+# --- rule 4: literals and errors -----------------------------------------------------------------
+
+_QUOTED = re.compile(
+    r"(?<![\w\\])\"(?P<d>[^\"\n]+)\"|(?<![\w\\])'(?P<s>[^'\n]+)'(?!\w)"
+    r"|“(?P<t>[^”\n]+)”|‘(?P<u>[^’\n]+)’"
+    r"|`(?P<b>[^`\n]+)`"
+)
+_BARE_NAME = re.compile(_QNAME + r"(?:\(\))?")
+
+
+def _is_code_name(text: str) -> bool:
+    """Whether backticked `text` names code (`parse_config`, `Session.request`, `retry()`)
+    rather than quoting a literal (`Cargo.toml`, `rate limit exceeded`)."""
+    return _BARE_NAME.fullmatch(text) is not None and _is_identifier(text.removesuffix("()"))
+_EXCEPTION = re.compile(
+    r"\b(?:[a-z_][\w]*\.)*(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Panic)"
+    r"|StopIteration|StopAsyncIteration|KeyboardInterrupt|GeneratorExit|SystemExit)\b"
+)
+_ERROR_CODE = re.compile(r"\b(?:E[A-Z0-9_]{2,}|ERR_[A-Z0-9_]{3,}|E0\d{3})\b")
+_HTTP_STATUS = re.compile(
+    r"\b(?:http|status(?:\s+code)?)[\s:/]*(?P<a>[45]\d\d)\b"
+    r"|\b(?P<b>[45]\d\d\s+(?:not\s+found|bad\s+request|unauthori[sz]ed|forbidden|internal\s+server"
+    r"\s+error|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests"
+    r"|conflict|method\s+not\s+allowed|unprocessable\s+entity|payload\s+too\s+large"
+    r"|request\s+time-?out|gone))\b"
+)
+_CRASH = re.compile(
+    r"traceback \(most recent call last\)|\bpanic:|panicked at|exception in thread|\bsegfault\b"
+    r"|segmentation fault|core dumped|nil pointer dereference|index out of range"
+    r"|cannot read propert(?:y|ies) of (?:undefined|null)|is not a function|fatal error:"
+)
+_SIGNAL = re.compile(r"\bSIG[A-Z]{2,}\b|\bUnhandledPromiseRejection\w*")
+_LITERAL = re.compile(
+    r"\bgrep\b(?:\s+-\w+)*(?:\s+for)?(?:\s+(?P<a>\S+))?"
+    r"|\b(?:exact|literal|verbatim)(?:ly)?\s+(?:string|text|match(?:es)?|occurrences?|phrase|search)\b"
+    r"(?:\s+(?:for|of)\s+(?P<b>\S+))?"
+    r"|\b(?:find|search(?:\s+for)?|look\s+for|locate|containing|contains|with)\s+(?:the\s+|a\s+)?"
+    r"(?:string|literal|text|phrase|word|message)\s+(?P<c>\S+)"
+    r"|\b(?:all\s+)?occurrences\s+of\s+(?P<d>\S+)"
+)
+
+
+def _literal(text: str, folded: str) -> Classification | None:
+    crash = _CRASH.search(folded)
+    if crash is not None:
+        # In a trace, the last exception named is the one that was raised.
+        names = _EXCEPTION.findall(text)
+        return _result("error_token", names[-1] if names else text[crash.start() : crash.end()].rstrip(":"))
+    for m in _QUOTED.finditer(text):
+        backticked = m["b"]
+        if backticked is None:
+            literal = m["d"] or m["s"] or m["t"] or m["u"]
+            if literal.strip():
+                return _result("quoted_string", literal)
+        elif backticked.strip() and not _is_code_name(backticked.strip()):
+            return _result("quoted_string", backticked)
+    m = _EXCEPTION.search(text)
+    if m is not None:
+        return _result("error_token", m.group(0))
+    for m in _ERROR_CODE.finditer(text):
+        code = m.group(0)
+        if code in _ERRNO_NAMES or code.startswith("ERR_") or code[1] == "0":
+            return _result("error_token", code)
+    m = _SIGNAL.search(text)
+    if m is not None:
+        return _result("error_token", m.group(0))
+    m = _HTTP_STATUS.search(folded)
+    if m is not None:
+        return _result("error_token", _span(m, text))
+    m = _LITERAL.search(folded)
+    if m is not None:
+        literal = _span(m, text)
+        return _result("literal_phrase", _strip_token(literal) if literal else _first_identifier(text))
+    return None
+
+
+# --- rule 5: identifiers -------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(
+    r"(?<![\w$./:#\\-])(?P<id>"
+    r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+"  # qualified: Session.request, std::io::Read
+    r"|[A-Za-z$][\w$]*_[\w$]+|_+[A-Za-z][\w$]*"  # snake_case, SCREAMING_CASE, _private
+    r"|[a-z][a-z0-9$]*[A-Z][\w$]*"  # camelCase
+    r"|[A-Z][a-z0-9]+[A-Z][\w$]*"  # PascalCase with a second hump
+    r"|[A-Z]{2,}[a-z][\w$]*"  # HTTPServer
+    r"|[A-Za-z_$][\w$]*(?=\(\))"  # retry()
+    r"|(?<=`)[A-Za-z_$][\w$]*(?=(?:\(\))?`)"  # `retry`: backticks mark a code name
+    r")(?![\w$])"
+)
+
+
+def _is_identifier(token: str) -> bool:
+    if token.lower() in _PROPER_NOUNS:
+        return False
+    if "." in token:
+        parts = token.split(".")
+        if parts[-1].lower() in _EXTENSIONS or all(len(p) <= 1 for p in parts):
+            return False
+    return True
+
+
+def _identifiers(text: str) -> Iterator[re.Match[str]]:
+    for m in _IDENTIFIER.finditer(text):
+        if _is_identifier(m["id"]):
+            yield m
+
+
+def _first_identifier(text: str) -> str | None:
+    return next((m["id"] for m in _identifiers(text)), None)
+
+
+#: The whole query is one name, perhaps wrapped: "find parse_config", "show me the Session class",
+#: "where is HTTPServer?", "`retry()`".
+_WRAPPED_NAME = re.compile(
+    r"(?:(?:please|pls)\s+)?(?:(?:find|show(?:\s+me)?|go\s+to|goto|jump\s+to|open|locate|search(?:\s+for)?"
+    r"|look\s*up|look\s+for|get|where(?:'s|\s+is|\s+are)|what\s+is|definition\s+of)\s+)?"
+    r"(?:the\s+)?(?:(?:definition|declaration|source|implementation)\s+(?:of|for)\s+)?(?:the\s+)?"
+    r"(?:" + _KIND_WORD + r"\s+)?[`'\"]?(?P<name>" + _QNAME + r")(?:\(\))?[`'\"]?"
+    r"(?:\s+" + _KIND_WORD + r")?"
+    r"(?:\s+(?:is\s+)?(?:defined|declared|implemented|definition|declaration|source))?"
+    r"\s*[?.!]*"
+)
+#: A definition question about any name, even a plain word: "where is retry defined".
+_DEFINITION_FORM = re.compile(
+    r"\bwhere\s+(?:is|are)\s+(?P<a>" + _LAZY_SPAN + r")\s+(?:defined|declared|implemented)\b"
+    r"|\bwhere\s+(?:do|does|did)\s+(?:we|i|you|they)\s+(?:define|declare|implement)\s+(?P<b>" + _SPAN + r")"
+    r"|\b(?:definition|declaration)\s+(?:of|for)\s+(?P<c>" + _SPAN + r")"
+    r"|\b(?:go|jump)\s+to\s+(?:the\s+)?definition\b"
+    r"|\b(?:" + _KIND_WORD + r")\s+(?:named|called)\s+(?P<d>" + _SPAN + r")"
+)
+
+
+def _kind_near(text: str, start: int, end: int) -> str | None:
+    before = text[max(0, start - 12) : start].split()
+    if before:
+        kind = _KIND_WORDS.get(before[-1].strip("`'\"").lower())
+        if kind:
+            return kind
+    after = text[end : end + 12].split(None, 1)
+    if after:
+        return _KIND_WORDS.get(after[0].strip("`'\"?.,").lower())
+    return None
+
+
+def _identifier(text: str, folded: str) -> Classification | None:
+    m = _WRAPPED_NAME.fullmatch(folded)
+    if m is not None:
+        start, end = m.span("name")
+        name = text[start:end]
+        marked = text[end : end + 2] == "()" or text[start - 1 : start] == "`"
+        if _is_identifier(name) and (marked or _IDENTIFIER.fullmatch(name)):
+            return _result("identifier", name, _kind_near(text, start, end))
+    form = _DEFINITION_FORM.search(folded)
+    if form is not None:
+        found = next(_identifiers(text[form.start() : form.end()]), None)
+        subject = found["id"] if found else _pick(_span(form, text))
+        if subject:
+            at = text.find(subject, form.start())
+            kind = _kind_near(text, at, at + len(subject)) if at >= 0 else None
+            return _result("identifier", subject, kind)
+    found = next(_identifiers(text), None)
+    if found is not None:
+        return _result("identifier_in_sentence", found["id"], _kind_near(text, found.start(), found.end()))
+    return None
+
+
+# --- rule 6: explanation -------------------------------------------------------------------------
+
+_EXPLANATION = re.compile(
+    r"\b(?:how|why|explain\w*|architecture|architectural|overview|walk\s+(?:me\s+)?through"
+    r"|what(?:'s|\s+does|\s+do|\s+is|\s+are|\s+happens)|understand\w*|purpose|responsible\s+for|describe"
+    r"|summar(?:y|ize|ise)|design\s+of|high[- ]level)\b"
+)
+
+
+# --- the classifier ------------------------------------------------------------------------------
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def classify(query: str) -> Classification:
+    """The intent of `query`, with the confidence of the rule that decided it and what the query is
+    about. Never fails: an empty query is the fallback."""
+    text = query.strip()
+    if not text:
+        return _result("fallback")
+    if _is_snippet(text):
+        return _result("snippet")
+    if "\n" not in text:
+        found = _declaration(text)
+        if found is not None:
+            return found
+    # Phrases are matched on a lower-cased copy; spans in it are spans in `text`, so a few
+    # characters whose lower case is longer ("İ") are folded as ASCII only.
+    folded = text.lower()
+    if len(folded) != len(text):
+        folded = text.translate(_ASCII_LOWER)
+    m = _REFERENCES.search(folded)
+    if m is not None:
+        return _result("references_phrase", _phrase_subject(m, text))
+    m = _IMPACT.search(folded)
+    if m is not None:
+        return _result("impact_phrase", _phrase_subject(m, text))
+    m = _SIMILAR.search(folded)
+    if m is not None:
+        return _result("similar_phrase", _phrase_subject(m, text))
+    found = _literal(text, folded)
+    if found is not None:
+        return found
+    found = _identifier(text, folded)
+    if found is not None:
+        return found
+    if _EXPLANATION.search(folded):
+        return _result("explanation_word")
+    return _result("fallback")

@@ -1,0 +1,115 @@
+"""The numbers that decide how a question is answered, as data.
+
+Everything here is part of the product's design (SPEC §2 and §3): the six intents, the weight
+each intent gives to each retrieval modality, the classifier's rules with their confidences, the
+search presets and the confidence above which a query skips fusion. Code elsewhere reads these
+tables; it does not repeat the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+FIND_DEFINITION = "find_definition"
+FIND_REFERENCES = "find_references"
+UNDERSTAND_CODE = "understand_code"
+FIND_SIMILAR = "find_similar"
+IMPACT_ANALYSIS = "impact_analysis"
+EXACT_MATCH = "exact_match"
+
+#: The six intents, in the order of SPEC §2's weight table.
+INTENTS: tuple[str, ...] = (
+    FIND_DEFINITION,
+    FIND_REFERENCES,
+    UNDERSTAND_CODE,
+    FIND_SIMILAR,
+    IMPACT_ANALYSIS,
+    EXACT_MATCH,
+)
+
+#: The four retrieval modalities.
+MODALITIES: tuple[str, ...] = ("semantic", "text", "structural", "graph")
+
+
+def _profile(semantic: float, text: float, structural: float, graph: float) -> Mapping[str, float]:
+    return MappingProxyType({"semantic": semantic, "text": text, "structural": structural, "graph": graph})
+
+
+#: intent -> modality -> weight. A modality of weight 0 is not run at all for that intent.
+WEIGHTS: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {
+        FIND_DEFINITION: _profile(0.2, 0.1, 0.6, 0.1),
+        FIND_REFERENCES: _profile(0.1, 0.2, 0.2, 0.5),
+        UNDERSTAND_CODE: _profile(0.5, 0.2, 0.2, 0.1),
+        FIND_SIMILAR: _profile(0.4, 0.3, 0.2, 0.1),
+        IMPACT_ANALYSIS: _profile(0.1, 0.1, 0.1, 0.7),
+        EXACT_MATCH: _profile(0.0, 0.9, 0.1, 0.0),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One heuristic of the intent classifier and what a match means."""
+
+    #: Stable short name, reported with every classification ("definition_keyword", ...).
+    name: str
+    intent: str
+    confidence: float
+    #: The rule's row in SPEC §2's ordered table; 0 for the find_similar rules, which the table
+    #: does not number (see `maguyva.query.classify` for where they sit and why).
+    spec_row: int
+
+
+#: The classifier's rules in the order they are tried; the first that matches wins.
+RULES: tuple[Rule, ...] = (
+    # A pasted block of code. Tried first: a snippet is full of keywords, quotes, exception names
+    # and identifiers that would trip every rule below it.
+    Rule("snippet", FIND_SIMILAR, 0.80, 0),
+    Rule("definition_keyword", FIND_DEFINITION, 0.95, 1),
+    Rule("references_phrase", FIND_REFERENCES, 0.90, 2),
+    Rule("impact_phrase", IMPACT_ANALYSIS, 0.90, 3),
+    # "similar to X", "code like this": after the reference and impact phrases, before the quoted
+    # string and identifier rules, because the thing compared against is usually quoted or named.
+    Rule("similar_phrase", FIND_SIMILAR, 0.80, 0),
+    Rule("quoted_string", EXACT_MATCH, 0.90, 4),
+    Rule("error_token", EXACT_MATCH, 0.85, 4),
+    Rule("literal_phrase", EXACT_MATCH, 0.85, 4),
+    # The query is an identifier, possibly wrapped ("find X", "where is X defined").
+    Rule("identifier", FIND_DEFINITION, 0.80, 5),
+    # An identifier inside a longer sentence: likely, but the sentence may be asking something else.
+    Rule("identifier_in_sentence", FIND_DEFINITION, 0.60, 5),
+    Rule("explanation_word", UNDERSTAND_CODE, 0.75, 6),
+    Rule("fallback", UNDERSTAND_CODE, 0.40, 7),
+)
+
+#: Rule name -> rule.
+RULES_BY_NAME: Mapping[str, Rule] = MappingProxyType({rule.name: rule for rule in RULES})
+
+#: A classification at least this confident (and an ordinary query) goes straight to the
+#: intent's dominant modality instead of being fused. The find_similar rules stay below it on
+#: purpose: "code like this" is best answered by several modalities agreeing.
+DIRECT_CONFIDENCE = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A search preset: which modalities may run, and the RRF constant that merges them."""
+
+    name: str
+    #: Modalities that may run, in SPEC order; an intent's zero-weight modalities are skipped.
+    modalities: tuple[str, ...]
+    #: The k of weighted Reciprocal Rank Fusion; None when the preset never fuses.
+    rrf_k: int | None
+
+
+#: Preset name -> preset. "quick" runs the semantic modality alone and never fuses.
+PRESETS: Mapping[str, Preset] = MappingProxyType(
+    {
+        "quick": Preset("quick", ("semantic",), None),
+        "default": Preset("default", ("semantic", "text", "structural"), 40),
+        "thorough": Preset("thorough", ("semantic", "text", "structural", "graph"), 60),
+    }
+)
