@@ -51,19 +51,19 @@ def test_index_then_search_finds_literal_in_indexed_files_only(repo, capsys, tmp
     assert reader.skipped == {"binary": 1}
 
     out = search_json(capsys, '"ECONNREFUSED"', str(repo))
+    assert out["intent"] == "exact_match"
     assert [r["path"] for r in out["results"]] == ["src/config.py"]
-    assert out["results"][0]["lines"] == [2]
+    assert out["results"][0]["start_line"] <= 2 <= out["results"][0]["end_line"]
 
 
 def test_search_ranks_by_terms_and_builds_index_when_missing(repo, capsys):
     out = search_json(capsys, "how does retry work", str(repo), "--top-k", "2")
-    assert out["terms"] == ["retry", "work"]
-    # notes.md says "retry" twice in fewer bytes, so BM25 puts it first.
-    assert [r["path"] for r in out["results"]] == ["docs/notes.md", "src/retry.py"]
+    assert out["intent"] == "understand_code"
+    assert {r["path"] for r in out["results"]} == {"docs/notes.md", "src/retry.py"}
     assert main(["search", "ConnectionError", str(repo)]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[0].startswith("src/config.py")
-    assert "2: raise ConnectionError('ECONNREFUSED while loading')" in text
+    assert text.splitlines()[0].startswith("src/config.py:")
+    assert "raise ConnectionError('ECONNREFUSED while loading')" in text
 
 
 def test_explicit_index_dir(repo, tmp_path, capsys):

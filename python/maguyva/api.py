@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from maguyva.embed import Embedder
@@ -10,6 +11,8 @@ from maguyva.index import store
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
+from maguyva.query.results import SearchResponse
+from maguyva.query.search import Searcher
 
 
 class Index:
@@ -24,6 +27,19 @@ class Index:
         self.reader = reader
         #: What the build that produced this object did (None when opened).
         self.summary = summary
+        self._searcher: Searcher | None = None
+        self._searcher_lock = threading.Lock()
+
+    def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
+        """Answer `query` with at most `top_k` results, one per file, best first.
+
+        `preset` is "quick" (semantic only), "default" (semantic, text, structural) or
+        "thorough" (all four modalities). Safe to call from several threads.
+        """
+        with self._searcher_lock:
+            if self._searcher is None:
+                self._searcher = Searcher(self.reader)
+        return self._searcher.search(query, top_k=top_k, preset=preset)
 
     @classmethod
     def build(
@@ -56,6 +72,8 @@ class Index:
         return self.reader.index_dir
 
     def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
         self.reader.close()
 
     def __enter__(self) -> Index:

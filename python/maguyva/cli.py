@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from maguyva.api import Index, repository_root
 from maguyva.index.build import BuildSummary
 from maguyva.index.progress import Progress
 from maguyva.index.store import IndexNotFoundError, IndexStoreError
-from maguyva.query.retrievers.text import bm25_rank, matching_lines, query_terms
+from maguyva.query.results import SearchResponse
 
 SNIPPET_LINES = 3
 
@@ -26,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
+    except BrokenPipeError:
+        # The reader went away (`maguyva search ... | head`): not an error worth reporting.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
+        return 0
     except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError) as err:
         print(f"maguyva: {err}", file=sys.stderr)
         return 2
@@ -49,7 +54,11 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("query", help="the question, a name, or a \"quoted string\"")
     search.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
     search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")
-    search.add_argument("--json", action="store_true", help="print results as JSON")
+    search.add_argument("--preset", choices=["quick", "default", "thorough"], default="default",
+                        help="quick: semantic only; default: semantic, text, structural; thorough: all four")
+    search.add_argument("--json", action="store_true", help="print the response as JSON (stable keys)")
+    search.add_argument("--explain", action="store_true",
+                        help="show intent, confidence, route and each result's per-modality ranks")
     add_index_dir(search)
     search.set_defaults(run=run_search)
     return top
@@ -93,47 +102,34 @@ def run_search(args: argparse.Namespace) -> int:
         index = Index.open(root, index_dir=args.index_dir)
     except IndexNotFoundError:
         index = Index.build(root, index_dir=args.index_dir, progress=Progress())
-    reader = index.reader
-    terms = query_terms(args.query)
-    hits = bm25_rank(reader.text, terms, args.top_k)
-    lines = matching_lines(reader.text, [hit.doc_id for hit in hits], terms)
-    results = []
-    for hit in hits:
-        matched = lines[hit.doc_id]
-        chunk = reader.chunk_at(hit.doc_id, matched[0] if matched else 1)
-        start, end = (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])) if chunk is not None else (1, 1)
-        results.append(
-            {
-                "path": reader.files[hit.doc_id].path,
-                "start_line": start,
-                "end_line": end,
-                "symbol": reader.chunk_symbol[chunk] if chunk is not None else None,
-                "score": round(hit.score, 4),
-                "lines": matched,
-                "snippet": snippet(reader.text.doc_bytes(hit.doc_id), matched),
-            }
-        )
+    response = index.search(args.query, top_k=args.top_k, preset=args.preset)
     if args.json:
-        print(json.dumps({"query": args.query, "terms": terms, "results": results}, indent=2))
+        print(json.dumps(response.to_dict(), indent=2))
     else:
-        print_results(results)
+        print_response(response, explain=args.explain)
     return 0
 
 
-def snippet(content: bytes, lines: list[int]) -> list[tuple[int, str]]:
-    """The first few matching lines, numbered, decoded leniently."""
-    text = content.decode("utf-8", errors="replace").splitlines()
-    return [(n, text[n - 1].strip()[:160]) for n in lines[:SNIPPET_LINES] if 0 < n <= len(text)]
-
-
-def print_results(results: list[dict]) -> None:
-    if not results:
+def print_response(response: SearchResponse, explain: bool) -> None:
+    if explain:
+        subject = f", subject {response.subject!r}" if response.subject else ""
+        print(
+            f"intent {response.intent} ({response.confidence:.2f}, rule {response.rule}{subject}); "
+            f"route {response.fusion_strategy} over {', '.join(response.modalities_run)}; "
+            f"{response.elapsed_ms:.1f} ms"
+        )
+    if not response.results:
         print("no results")
-    for result in results:
-        symbol = f"  {result['symbol']}" if result["symbol"] else ""
-        print(f"{result['path']}:{result['start_line']}-{result['end_line']}{symbol}  (score {result['score']})")
-        for number, line in result["snippet"]:
-            print(f"  {number:>5}: {line}")
+    for hit in response.results:
+        symbol = f"  {hit.symbol}" if hit.symbol else ""
+        print(f"{hit.path}:{hit.start_line}-{hit.end_line}{symbol}")
+        if explain:
+            parts = ", ".join(
+                f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()
+            )
+            print(f"    score {hit.score:.4f} = {parts}")
+        for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
+            print(f"    {line[:160]}")
 
 
 if __name__ == "__main__":

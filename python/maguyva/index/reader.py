@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +32,7 @@ class IndexReader:
         self.index_dir = index_dir
         self.generation = store.current_generation(index_dir)
         self.db = store.open_database(self.generation)
+        self._db_lock = threading.Lock()
         try:
             self.meta = store.read_meta(self.db)
             self.files = [
@@ -54,6 +56,11 @@ class IndexReader:
             raise store.IndexFormatError(f"{self.generation}: {err}; rebuild the index") from None
         if self.codes.ndim != 2 or self.codes.shape[0] != len(rows) or self.text.doc_count != len(self.files):
             raise store.IndexFormatError(f"{self.generation}: files of the index disagree; rebuild the index")
+
+    def sql(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+        """Rows of a read-only statement; one thread at a time uses the connection."""
+        with self._db_lock:
+            return self.db.execute(statement, parameters).fetchall()
 
     @property
     def root(self) -> Path:
@@ -82,9 +89,25 @@ class IndexReader:
         return int(hits[0]) if len(hits) else (int(ids[0]) if len(ids) else None)
 
     @cached_property
+    def file_chunk_offsets(self) -> np.ndarray:
+        """Chunk ids of file f are file_chunk_offsets[f] .. file_chunk_offsets[f + 1] - 1."""
+        return np.searchsorted(self.chunk_file, np.arange(len(self.files) + 1)).astype(np.int64)
+
+    @cached_property
+    def chunk_start_key(self) -> np.ndarray:
+        """(file id << 32) + start line of every chunk: ascending, so a (file, line) position
+        finds its chunk by binary search."""
+        return (self.chunk_file.astype(np.int64) << 32) + self.chunk_start.astype(np.int64)
+
+    @cached_property
+    def chunk_lines(self) -> np.ndarray:
+        """Length of every chunk in lines."""
+        return (self.chunk_end - self.chunk_start + 1).astype(np.float64)
+
+    @cached_property
     def symbol_locations(self) -> list[tuple[int, int]]:
         """(file id, start line) of every symbol, by symbol id."""
-        return [tuple(row) for row in self.db.execute("SELECT file_id, start_line FROM symbols ORDER BY id")]
+        return [tuple(row) for row in self.sql("SELECT file_id, start_line FROM symbols ORDER BY id")]
 
     def node_chunk(self, node: int) -> int | None:
         """The chunk that shows a graph node: a symbol's definition, or a file's first chunk."""
@@ -95,8 +118,18 @@ class IndexReader:
 
     @cached_property
     def graph(self) -> graph.DependencyGraph:
-        edges = [graph.Edge(*row) for row in self.db.execute("SELECT src, dst, kind, line FROM edges")]
+        edges = [graph.Edge(*row) for row in self.sql("SELECT src, dst, kind, line FROM edges")]
         return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
 
+    @cached_property
+    def chunk_demotion(self) -> np.ndarray:
+        """The ranking multiplier of every chunk's path (1, or less for vendored, built,
+        minified or generated code)."""
+        from maguyva.query.demote import path_demotion
+
+        per_file = np.array([path_demotion(f.path) for f in self.files], dtype=np.float32)
+        return per_file[self.chunk_file] if len(self.chunk_file) else np.zeros(0, dtype=np.float32)
+
     def close(self) -> None:
-        self.db.close()
+        with self._db_lock:
+            self.db.close()

@@ -73,6 +73,7 @@ CREATE TABLE symbols (
     in_degree INTEGER NOT NULL DEFAULT 0   -- symbols and files that call or inherit it
 );
 CREATE INDEX symbols_file ON symbols(file_id);
+CREATE INDEX symbols_name ON symbols(name);
 CREATE TABLE refs (
     file_id INTEGER NOT NULL REFERENCES files(id),
     kind TEXT NOT NULL,

@@ -1,8 +1,11 @@
-"""The text modality: query terms counted exactly through the trigram index, ranked by BM25.
+"""The text modality: query terms matched exactly through the trigram index, chunks ranked by BM25.
 
-Trigrams find the candidate files, the index verifies each term against the real bytes, and
-BM25 turns the verified counts into a ranking: rare terms weigh more than common ones, repeated
-matches saturate, and long files do not win by size alone.
+Trigrams find the candidate files, the index verifies each term against the real bytes and
+returns the lines it occurs on, and each line is credited to the chunk that holds it. BM25 over
+those verified per-chunk counts then ranks chunks: rare terms weigh more than common ones,
+repeated matches saturate, and long chunks do not win by size alone. A quoted phrase is one
+term, matched with its case; words are matched case-insensitively, and an identifier also by
+its camelCase / snake_case parts (at half weight), so "parseConfig" finds "parse_config".
 """
 
 from __future__ import annotations
@@ -12,68 +15,100 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from maguyva._core import TrigramIndex
+from maguyva.index.reader import IndexReader
+from maguyva.query.retrievers.base import Candidate, Query
 
 # BM25's usual constants: k1 sets how fast repeated matches saturate, b how much length counts.
 K1 = 1.2
 B = 0.75
+#: Weight of an identifier's parts relative to the identifier itself.
+PART_WEIGHT = 0.5
 
 #: Words too common in questions to say anything about code.
 STOPWORDS = frozenset(
-    """a an and are as at be by does do for from how i in is it of on or that the this to was
-    what when where which who why with""".split()
+    """a an and are as at be by can code codebase do does file files find for from get
+    how i in is it its me of on or show that the this to use used uses using was what when
+    where which who why with work works""".split()
 )
 
-_WORD = re.compile(r"[A-Za-z0-9_$]+|[^\sA-Za-z0-9_$]{3,}")
+_QUOTED = re.compile(r'"([^"]+)"|`([^`]+)`|\'([^\']{2,})\'')
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|[^\sA-Za-z0-9_$]{3,}")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-def query_terms(query: str) -> list[str]:
-    """Distinct terms of a query, in order: a quoted phrase stays whole, words are split out,
-    stopwords are dropped (unless nothing else is left)."""
-    phrases = re.findall(r'"([^"]+)"', query)
-    rest = re.sub(r'"[^"]*"', " ", query)
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One literal to look for."""
+
+    text: str
+    case_sensitive: bool
+    weight: float
+
+
+def query_terms(query: str) -> list[Term]:
+    """The literals of a query: quoted phrases whole and case-sensitive, other words
+    case-insensitive (stopwords dropped unless nothing else is left), identifiers' parts too."""
+    terms: dict[tuple[str, bool], Term] = {}
+    for match in _QUOTED.finditer(query):
+        phrase = next(g for g in match.groups() if g)
+        terms.setdefault((phrase, True), Term(phrase, True, 1.0))
+    rest = _QUOTED.sub(" ", query)
     words = _WORD.findall(rest)
-    kept = [w for w in words if w.lower() not in STOPWORDS] or words
-    seen: dict[str, None] = {}
-    for term in [*phrases, *kept]:
-        seen.setdefault(term.lower(), None)
-    return list(seen)
+    kept = [w for w in words if w.lower() not in STOPWORDS] or (words if not terms else [])
+    for word in kept:
+        terms.setdefault((word.lower(), False), Term(word.lower(), False, 1.0))
+        parts = [p.lower() for p in _PARTS.findall(word)]
+        if len(parts) > 1:
+            for part in parts:
+                if len(part) >= 3 and part not in STOPWORDS:
+                    terms.setdefault((part, False), Term(part, False, PART_WEIGHT))
+    return list(terms.values())
 
 
-@dataclass(frozen=True)
-class TextHit:
-    """A file the text modality found, with its BM25 score."""
+class TextRetriever:
+    """BM25 over chunks, from verified term matches."""
 
-    doc_id: int
-    score: float
+    name = "text"
+
+    def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
+        terms = query_terms(query.text)
+        if not terms or len(reader.chunk_file) == 0:
+            return []
+        counts: dict[int, np.ndarray] = {}  # chunk -> per-term counts
+        document_frequency = np.zeros(len(terms))
+        for t, term in enumerate(terms):
+            chunks = _term_chunks(reader, term)
+            if len(chunks) == 0 and term.case_sensitive:
+                chunks = _term_chunks(reader, Term(term.text, False, term.weight))
+            found, per_chunk = np.unique(chunks, return_counts=True)
+            document_frequency[t] = len(found)
+            for chunk, n in zip(found.tolist(), per_chunk.tolist()):
+                counts.setdefault(chunk, np.zeros(len(terms)))[t] = n
+        if not counts:
+            return []
+        ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        tf = np.stack([counts[c] for c in ids.tolist()])
+        n = len(reader.chunk_file)
+        idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
+        weights = np.array([term.weight for term in terms])
+        all_lengths = reader.chunk_lines
+        norm = K1 * (1 - B + B * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
+        scores = (weights * idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
+        order = np.lexsort((ids, -scores))[:limit]
+        return [Candidate(int(ids[i]), float(scores[i])) for i in order]
 
 
-def bm25_rank(index: TrigramIndex, terms: list[str], top_k: int) -> list[TextHit]:
-    """The `top_k` documents by BM25 over ASCII-case-insensitive verified term counts."""
-    if not terms or index.doc_count == 0:
-        return []
-    doc_ids, counts = index.count_terms(terms, case_insensitive=True)
-    if len(doc_ids) == 0:
-        return []
-    n_docs = index.doc_count
-    document_frequency = (counts > 0).sum(axis=0)
-    idf = np.log1p((n_docs - document_frequency + 0.5) / (document_frequency + 0.5))
-    lengths = np.array([index.doc_len(int(d)) for d in doc_ids], dtype=np.float64)
-    average_length = index.content_bytes / n_docs
-    tf = counts.astype(np.float64)
-    norm = K1 * (1 - B + B * lengths / average_length)
-    scores = (idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
-    order = np.lexsort((doc_ids, -scores))[:top_k]
-    return [TextHit(int(doc_ids[i]), float(scores[i])) for i in order]
-
-
-def matching_lines(index: TrigramIndex, doc_ids: list[int], terms: list[str]) -> dict[int, list[int]]:
-    """For each of `doc_ids`, the 1-based lines where any term occurs (case-insensitive)."""
-    wanted = set(doc_ids)
-    lines: dict[int, set[int]] = {d: set() for d in doc_ids}
-    for term in terms:
-        matches = index.search(term, case_insensitive=True)
-        for i, doc_id in enumerate(matches.doc_ids.tolist()):
-            if doc_id in wanted:
-                lines[doc_id].update(matches.lines_of(i).tolist())
-    return {d: sorted(found) for d, found in lines.items()}
+def _term_chunks(reader: IndexReader, term: Term) -> np.ndarray:
+    """The chunk of every line holding `term`, one entry per line (so repeats count)."""
+    matches = reader.text.search(term.text, case_insensitive=not term.case_sensitive)
+    if len(matches) == 0:
+        return np.zeros(0, dtype=np.int64)
+    docs = np.repeat(matches.doc_ids.astype(np.int64), np.diff(matches.line_offsets.astype(np.int64)))
+    lines = matches.lines.astype(np.int64)
+    first = reader.file_chunk_offsets[docs]
+    last = reader.file_chunk_offsets[docs + 1] - 1
+    keep = first <= last  # a file with no chunk (only blank lines) holds no term
+    # Within a file, the chunk holding a line is the last one starting at or before it
+    # (a line in a gap between chunks goes to the chunk before the gap).
+    position = np.searchsorted(reader.chunk_start_key, (docs << 32) + lines, side="right") - 1
+    return np.clip(position, first, last)[keep]

@@ -1,0 +1,73 @@
+"""What a search returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class ModalityPart:
+    """A modality's part in a result: its 0-based rank there and what it added to the score."""
+
+    rank: int
+    contribution: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One result: a span of a file."""
+
+    path: str  # relative to the indexed root, '/'-separated
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    score: float
+    symbol: str | None
+    modalities: dict[str, ModalityPart]
+    snippet: str
+    chunk: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    """The answer to one question, with how it was reached."""
+
+    query: str
+    intent: str
+    confidence: float
+    fusion_strategy: str  # "direct" or "rrf"
+    preset: str
+    results: list[Hit]
+    subject: str | None = None
+    rule: str = ""
+    modalities_run: tuple[str, ...] = ()
+    elapsed_ms: float = 0.0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dictionary (the `--json` output of the command line)."""
+        return {
+            "query": self.query,
+            "intent": self.intent,
+            "confidence": self.confidence,
+            "rule": self.rule,
+            "subject": self.subject,
+            "fusion_strategy": self.fusion_strategy,
+            "preset": self.preset,
+            "modalities_run": list(self.modalities_run),
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "results": [
+                {
+                    "path": h.path,
+                    "start_line": h.start_line,
+                    "end_line": h.end_line,
+                    "score": round(h.score, 6),
+                    "symbol": h.symbol,
+                    "modalities": {
+                        name: {"rank": p.rank, "contribution": round(p.contribution, 6)}
+                        for name, p in h.modalities.items()
+                    },
+                    "snippet": h.snippet,
+                }
+                for h in self.results
+            ],
+        }

@@ -1,0 +1,36 @@
+"""The one protocol every retrieval modality implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from maguyva.index.reader import IndexReader
+from maguyva.query.classify import Classification
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A chunk a modality found, with that modality's own score (higher is better). Scores of
+    different modalities are not comparable; fusion uses only the order."""
+
+    chunk: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A question as the retrievers see it."""
+
+    text: str
+    classification: Classification
+
+
+class Retriever(Protocol):
+    """A retrieval modality: "semantic", "text", "structural" or "graph"."""
+
+    name: str
+
+    def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
+        """At most `limit` chunks of `reader`'s index, best first."""
+        ...

@@ -1,0 +1,145 @@
+"""Answering a question: classify, plan, retrieve (in parallel), fuse, present."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from maguyva._core import rrf_fuse
+from maguyva.embed import Embedder, make_embedder
+from maguyva.index.reader import IndexReader
+from maguyva.query import route
+from maguyva.query.classify import classify
+from maguyva.query.results import Hit, ModalityPart, SearchResponse
+from maguyva.query.retrievers.base import Candidate, Query, Retriever
+from maguyva.query.retrievers.graph import GraphRetriever
+from maguyva.query.retrievers.semantic import SemanticRetriever
+from maguyva.query.retrievers.structural import StructuralRetriever
+from maguyva.query.retrievers.text import TextRetriever
+
+#: How many candidates each modality hands to fusion, per result asked for (and at least
+#: MIN_CANDIDATES): enough for agreement between modalities to show below the top.
+CANDIDATES_PER_RESULT = 5
+MIN_CANDIDATES = 50
+SNIPPET_LINES = 8
+
+
+class Searcher:
+    """Answers questions over one opened index. Safe to call from several threads."""
+
+    def __init__(self, reader: IndexReader, embedder: Callable[[], Embedder] | None = None):
+        self.reader = reader
+        self._embedder_factory = embedder or self._index_embedder
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+        self.retrievers: dict[str, Retriever] = {
+            r.name: r
+            for r in (SemanticRetriever(self.embedder), TextRetriever(), StructuralRetriever(), GraphRetriever())
+        }
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maguyva-retrieve")
+
+    def _index_embedder(self) -> Embedder:
+        """An embedder of the kind that embedded the index (queries must share its space)."""
+        identity = self.reader.embedder
+        options = {} if identity["provider"] == "local" else {"dims": identity["dims"]}
+        return make_embedder(str(identity["provider"]), **options)
+
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = self._embedder_factory()
+            return self._embedder
+
+    def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
+        if not query.strip():
+            raise ValueError("the query is empty")
+        if top_k < 1:
+            raise ValueError(f"top_k must be at least 1, not {top_k}")
+        started = time.perf_counter()
+        classification = classify(query)
+        plan = route.plan(query, classification, preset)
+        request = Query(query, classification)
+        limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+        lists, timings = self._retrieve(plan, request, limit)
+        if plan.strategy == "direct" and not any(lists.values()) and preset != "quick":
+            # The dominant modality found nothing: let the others try rather than answer nothing.
+            plan = route.fused(classification, preset)
+            lists, more = self._retrieve(plan, request, limit)
+            timings.update(more)
+        hits = self._fuse(plan, lists, top_k)
+        return SearchResponse(
+            query=query,
+            intent=classification.intent,
+            confidence=classification.confidence,
+            fusion_strategy=plan.strategy,
+            preset=preset,
+            results=hits,
+            subject=classification.subject,
+            rule=classification.rule,
+            modalities_run=tuple(name for name, _ in plan.modalities),
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+            timings_ms=timings,
+        )
+
+    def _retrieve(
+        self, plan: route.Plan, request: Query, limit: int
+    ) -> tuple[dict[str, list[Candidate]], dict[str, float]]:
+        def run(name: str) -> tuple[list[Candidate], float]:
+            t = time.perf_counter()
+            found = self.retrievers[name].retrieve(self.reader, request, limit)
+            return found, (time.perf_counter() - t) * 1e3
+
+        names = [name for name, _ in plan.modalities]
+        if len(names) == 1:
+            outcomes = [run(names[0])]
+        else:
+            outcomes = list(self._pool.map(run, names))
+        return (
+            {name: found for name, (found, _) in zip(names, outcomes)},
+            {name: ms for name, (_, ms) in zip(names, outcomes)},
+        )
+
+    def _fuse(self, plan: route.Plan, lists: dict[str, list[Candidate]], top_k: int) -> list[Hit]:
+        reader = self.reader
+        names = [name for name, _ in plan.modalities]
+        chunks, scores, ranks, contributions = rrf_fuse(
+            [np.array([c.chunk for c in lists[name]], dtype=np.uint32) for name in names],
+            [weight for _, weight in plan.modalities],
+            float(plan.rrf_k),
+            reader.chunk_centrality,
+            reader.chunk_demotion,
+            reader.chunk_file,
+            top_k,
+        )
+        hits = []
+        for i, chunk in enumerate(chunks.tolist()):
+            parts = {
+                name: ModalityPart(int(ranks[i, j]), float(contributions[i, j]))
+                for j, name in enumerate(names)
+                if ranks[i, j] >= 0
+            }
+            hits.append(self._hit(chunk, float(scores[i]), parts))
+        return hits
+
+    def _hit(self, chunk: int, score: float, parts: dict[str, ModalityPart]) -> Hit:
+        reader = self.reader
+        file_id = int(reader.chunk_file[chunk])
+        start, end = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
+        lines = reader.file_lines(file_id)[start - 1 : min(end, start - 1 + SNIPPET_LINES)]
+        return Hit(
+            path=reader.files[file_id].path,
+            start_line=start,
+            end_line=end,
+            score=score,
+            symbol=reader.chunk_symbol[chunk],
+            modalities=parts,
+            snippet="\n".join(lines),
+            chunk=chunk,
+        )
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)

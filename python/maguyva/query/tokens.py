@@ -1,0 +1,179 @@
+"""Words of code and of questions: identifier splitting, query words, a light stemmer.
+
+Code names and questions speak differently: `parseConfigHTTPServer_v2` is five words to a person,
+and "how are configs parsed" should meet `parse_config`. These helpers bring both to one form:
+
+- `split_identifier` cuts an identifier at case changes, acronyms and separators, lowercased.
+  Digits stay with the word before them (`v2`, `utf8`, `base64`, `http2`), because that is
+  how they are read; digits with no word before them are a word of their own.
+- `query_words` lists the words of a question: identifiers are split like names in code,
+  English stopwords are dropped (unless nothing else is left), and duplicates are removed.
+- `stem` folds inflected and derived forms onto one key (`parses`, `parsing`, `parsed`,
+  `parser`, `parse` -> `pars`; `authentication`, `authenticated`, `authenticate` -> `authentic`;
+  `persistence`, `persisted` -> `persist`; `entries`, `entry` -> `entri`).
+  It is a small suffix stripper, not a linguistic stemmer: the keys are not words, they only have
+  to agree between a question and the code, so both sides go through the same function. One
+  suffix from `_SUFFIXES` is removed (the first that fits), then a remaining "-er" (so that
+  `filtering` meets `filter`), then a final "e", or a final "y" after a consonant becomes "i".
+  Words of three letters or fewer, and words with digits, are left alone; a suffix is only
+  removed when at least three letters remain (four for "-ed", so `embed` and `speed` survive;
+  `added` still becomes `add`). Unrelated words can share a key (`server` and `serve`,
+  `heading` and `header`): for ranking, a small price.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# One word of an identifier: an acronym before a capitalised word (the "HTTP" of "HTTPServer"),
+# a capitalised or lowercase word, a run of capitals, each with the digits that follow it; or a
+# run of digits. "Lowercase" is any letter but A-Z, so words in other scripts stay whole.
+_LOWER = r"[^\W\d_A-Z]"
+_PART = re.compile(rf"[A-Z]+(?=[A-Z]{_LOWER})[0-9]*|[A-Z]?{_LOWER}+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+# Identifiers and words in free text: letters, digits, "_" and "$", optionally joined into a
+# qualified name by ".", "::", "#" or "->".
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*|\w+")
+_WORD = re.compile(r"[\w$]+")
+_QUALIFIER_SEPARATORS = re.compile(r"::|#|->|\.")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+#: Words that say nothing about code in a question. English function words, question words and
+#: pronouns; not words that could name code ("file", "list", "test", "error" stay).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can cannot could did didn't do does doesn't doing don't down
+    during each few for from further had has have having he her here hers herself him himself his
+    how i if in into is isn't it it's its itself just let's me more most my myself no nor not of off
+    on once only or other ought our ours ourselves out over own same she should so some such than
+    that that's the their theirs them themselves then there there's these they this those through
+    to too under until up very was we were what what's when where which while who whom why will
+    with would you your yours yourself yourselves""".split()
+)
+
+# Suffixes in the order they are tried: (suffix, replacement, letters that must remain).
+_SUFFIXES = (
+    ("ations", "", 3),
+    ("ation", "", 3),
+    ("ators", "", 3),
+    ("ator", "", 3),
+    ("ating", "", 3),
+    ("ated", "", 3),
+    ("ates", "", 3),
+    ("ate", "", 3),
+    ("ions", "", 3),
+    ("ion", "", 3),
+    ("ences", "", 3),
+    ("ence", "", 3),
+    ("ings", "", 3),
+    ("ing", "", 3),
+    ("ers", "", 3),
+    ("er", "", 3),
+    ("ies", "i", 3),
+    ("ied", "i", 3),
+    ("ed", "", 4),
+    ("sses", "ss", 3),
+    ("ches", "ch", 3),
+    ("shes", "sh", 3),
+    ("xes", "x", 3),
+    ("zes", "z", 3),
+    ("s", "", 3),
+)
+# After "-ing", "-ed" and "-er" a doubled final consonant is undoubled (stopped, getter); "ll",
+# "ss" and "zz" are usually part of the word (install, pass, buzz).
+_UNDOUBLE = frozenset("ing ings ed er ers".split())
+_KEEP_DOUBLE = frozenset("lsz")
+_NOT_PLURAL = ("ss", "us", "is")
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """The words of an identifier, lowercased: `parseConfigHTTPServer_v2` ->
+    ["parse", "config", "http", "server", "v2"]. Any character that cannot be part of a word
+    ("_", "-", ".", "::", spaces...) separates words."""
+    if identifier.isalpha() and (identifier.islower() or identifier[1:].islower()):
+        return [identifier.lower()]  # the common case of a plain word: no need for the pattern
+    return [part.lower() for part in _PART.findall(identifier)]
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-like tokens of free text, as written, possibly qualified
+    (`Session.request`, `Foo::bar`, `pkg.Func`), in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for token in _IDENTIFIER.findall(text):
+        seen.setdefault(token, None)
+    return list(seen)
+
+
+def looks_like_code(token: str) -> bool:
+    """Whether a token is spelled like an identifier rather than a word of prose: camelCase,
+    PascalCase with an inner capital, snake_case, a qualified name, a word with digits, or an
+    ALL_CAPS name of two or more letters."""
+    if "_" in token or _QUALIFIER_SEPARATORS.search(token) or "$" in token:
+        return any(c.isalpha() for c in token)
+    if _CAMEL.search(token):
+        return True
+    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True
+    return len(token) >= 2 and token.isupper()
+
+
+def normalize_qualified(name: str) -> str:
+    """A qualified name with its separators as dots: `Foo::bar`, `Foo#bar`, `Foo->bar` ->
+    `Foo.bar`; call parentheses, quotes and surrounding punctuation removed."""
+    name = name.strip().strip("`'\"")
+    if name.endswith("()"):
+        name = name[:-2]
+    name = _QUALIFIER_SEPARATORS.sub(".", name)
+    return ".".join(part for part in name.split(".") if part)
+
+
+def words(text: str) -> list[str]:
+    """Every word of `text`, identifiers split, lowercased, in order (with repeats)."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        out.extend(split_identifier(token))
+    return out
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a question, lowercased, in order, without repeats: identifiers are split into
+    their words, English stopwords are dropped unless nothing else would be left."""
+    all_words = list(dict.fromkeys(words(text)))
+    kept = [w for w in all_words if w not in STOPWORDS]
+    return kept or all_words
+
+
+_AGENT = (("er", "", 3),)
+_VOWELS = frozenset("aeiou")
+
+
+@lru_cache(maxsize=1 << 18)
+def stem(word: str) -> str:
+    """The key `word` (lowercase) shares with its inflected and derived forms (see module docs)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    word = _strip(word, _SUFFIXES)
+    # Verbs in "-er" lose it too once their own ending is gone: filtering -> filter -> filt, like
+    # filter and filters; referred -> refer -> ref, like reference.
+    word = _strip(word, _AGENT)
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    elif word.endswith("y") and len(word) > 3 and word[-2] not in _VOWELS:
+        word = word[:-1] + "i"  # entry and entries, retry and retried
+    return word
+
+
+def _strip(word: str, suffixes: tuple[tuple[str, str, int], ...]) -> str:
+    """`word` without the first of `suffixes` it ends with that leaves enough letters."""
+    for suffix, replacement, keep in suffixes:
+        if not word.endswith(suffix):
+            continue
+        base = word[: len(word) - len(suffix)]
+        if len(base) < keep and not (suffix == "ed" and len(base) == 3 and base[-1] == base[-2]):
+            continue
+        if suffix == "s" and word.endswith(_NOT_PLURAL):
+            continue
+        if suffix in _UNDOUBLE and len(base) > 3 and base[-1] == base[-2] and base[-1] not in _KEEP_DOUBLE:
+            base = base[:-1]
+        return base + replacement
+    return word

@@ -1,0 +1,269 @@
+"""End to end: every intent answered on a small multi-language repository, through the API
+and the command line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from maguyva import Index
+from maguyva.cli import main
+
+FILES = {
+    "auth/session.py": '''\
+        """Sessions: who the user is between requests."""
+
+        from auth.tokens import sign_token, verify_token
+
+
+        class SessionStore:
+            """Keeps authenticated sessions in memory, keyed by their signed token."""
+
+            def __init__(self):
+                self.sessions = {}
+
+            def login(self, user, password):
+                """Check the password and open a session; returns the session token."""
+                if not check_password(user, password):
+                    raise PermissionError("invalid credentials")
+                token = sign_token(user.id)
+                self.sessions[token] = user
+                return token
+
+            def current_user(self, token):
+                if not verify_token(token):
+                    return None
+                return self.sessions.get(token)
+
+
+        def check_password(user, password):
+            """Compare a password with the user's stored hash in constant time."""
+            return constant_time_equals(user.password_hash, hash_password(password))
+
+
+        def hash_password(password):
+            return "h:" + password
+
+
+        def constant_time_equals(a, b):
+            return len(a) == len(b) and all(x == y for x, y in zip(a, b))
+        ''',
+    "auth/tokens.py": '''\
+        import hmac
+
+        SECRET = b"change-me"
+
+
+        def sign_token(user_id):
+            """Sign a user id so that it cannot be forged."""
+            return f"{user_id}." + hmac.new(SECRET, str(user_id).encode(), "sha256").hexdigest()
+
+
+        def verify_token(token):
+            user_id, _, signature = token.partition(".")
+            return hmac.compare_digest(sign_token(user_id), token)
+        ''',
+    "net/client.ts": '''\
+        import { parseConfig } from "./config";
+
+        export class HttpClient {
+          constructor(private baseUrl: string) {}
+
+          async fetchJson(path: string): Promise<unknown> {
+            const response = await fetch(this.baseUrl + path);
+            if (!response.ok) {
+              throw new Error("ECONNREFUSED: could not reach " + this.baseUrl);
+            }
+            return response.json();
+          }
+        }
+
+        export function createClient(env: Record<string, string>): HttpClient {
+          const config = parseConfig(env);
+          return new HttpClient(config.baseUrl);
+        }
+        ''',
+    "net/config.ts": '''\
+        export interface ClientConfig {
+          baseUrl: string;
+          retries: number;
+        }
+
+        export function parseConfig(env: Record<string, string>): ClientConfig {
+          return { baseUrl: env.BASE_URL ?? "http://localhost", retries: Number(env.RETRIES ?? 3) };
+        }
+        ''',
+    "jobs/retry.go": '''\
+        package jobs
+
+        import "time"
+
+        // Retry calls fn until it succeeds or attempts run out, doubling the wait each time.
+        func Retry(attempts int, fn func() error) error {
+        	var err error
+        	wait := time.Millisecond
+        	for i := 0; i < attempts; i++ {
+        		if err = fn(); err == nil {
+        			return nil
+        		}
+        		time.Sleep(wait)
+        		wait *= 2
+        	}
+        	return err
+        }
+
+        // SyncAll pushes every pending record, retrying each push.
+        func SyncAll(records []string) error {
+        	for _, r := range records {
+        		if err := Retry(5, func() error { return push(r) }); err != nil {
+        			return err
+        		}
+        	}
+        	return nil
+        }
+
+        func push(record string) error { return nil }
+        ''',
+    "vendor/lib/session.py": '''\
+        class SessionStore:
+            """A vendored copy that should rank below the project's own."""
+            def login(self, user, password):
+                return None
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("search") / "repo"
+    for rel, content in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(content))
+    return root
+
+
+@pytest.fixture(scope="module")
+def index(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Index:
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MAGUYVA_HOME", str(home))
+        return Index.build(repo)
+
+
+def top(index: Index, query: str, n: int = 1, **options) -> list[tuple[str, str | None]]:
+    return [(h.path, h.symbol) for h in index.search(query, **options).results[:n]]
+
+
+@pytest.mark.parametrize(
+    "query, path, symbol_part",
+    [
+        ("def check_password", "auth/session.py", "check_password"),
+        ("class SessionStore", "auth/session.py", "SessionStore"),
+        ("where is parseConfig defined", "net/config.ts", "parseConfig"),
+        ("sign_token", "auth/tokens.py", "sign_token"),
+        ("func Retry", "jobs/retry.go", "Retry"),
+    ],
+)
+def test_find_definition_ranks_the_definition_first(index, query, path, symbol_part):
+    response = index.search(query)
+    assert response.intent == "find_definition"
+    first = response.results[0]
+    # The chunk holding the definition (small neighbours share a chunk, so its label may differ).
+    assert first.path == path and symbol_part in first.snippet
+
+
+def test_direct_route_for_a_confident_ordinary_query(index):
+    response = index.search("def check_password")
+    assert (response.fusion_strategy, response.modalities_run) == ("direct", ("structural",))
+    assert response.confidence == 0.95
+
+
+def test_find_references_lists_callers(index):
+    response = index.search("who calls sign_token", preset="thorough")
+    assert response.intent == "find_references"
+    found = {(h.path, h.symbol) for h in response.results[:3]}
+    assert any(path == "auth/session.py" for path, _ in found)
+    assert any(path == "auth/tokens.py" for path, _ in found)  # verify_token calls it too
+
+
+def test_impact_analysis_reaches_transitive_dependants(index):
+    response = index.search("what breaks if I change Retry")
+    assert response.intent == "impact_analysis"
+    assert response.results[0].path == "jobs/retry.go"
+    assert "SyncAll" in (response.results[0].symbol or "") or any(
+        "SyncAll" in (h.symbol or "") for h in response.results[:3]
+    )
+
+
+def test_exact_match_finds_the_literal_without_the_embedder(index, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the embedder must not be called for exact_match")
+
+    searcher_index = Index(index.reader)
+    monkeypatch.setattr("maguyva.query.search.make_embedder", refuse)
+    response = searcher_index.search('"ECONNREFUSED"')
+    assert response.intent == "exact_match"
+    assert response.results[0].path == "net/client.ts"
+    assert "semantic" not in response.modalities_run
+
+
+def test_understand_code_puts_the_right_code_in_the_top_three(index):
+    response = index.search("how does password checking work")
+    assert response.intent == "understand_code"
+    assert response.fusion_strategy == "rrf"
+    assert any(h.path == "auth/session.py" for h in response.results[:3])
+
+
+def test_vendored_copy_ranks_below_the_project_code(index):
+    paths = [h.path for h in index.search("SessionStore login password").results]
+    assert paths.index("auth/session.py") < paths.index("vendor/lib/session.py")
+
+
+def test_results_explain_themselves_and_are_one_per_file(index):
+    response = index.search("parse config base url")
+    assert response.results
+    paths = [h.path for h in response.results]
+    assert len(paths) == len(set(paths))
+    for hit in response.results:
+        assert hit.modalities and set(hit.modalities) <= set(response.modalities_run)
+        assert hit.score == pytest.approx(sum(p.contribution for p in hit.modalities.values()))
+        assert 1 <= hit.start_line <= hit.end_line and hit.snippet
+
+
+def test_presets(index):
+    quick = index.search("how are tokens signed", preset="quick")
+    assert quick.modalities_run == ("semantic",) and quick.fusion_strategy == "direct"
+    thorough = index.search("how are tokens signed", preset="thorough")
+    assert "graph" in thorough.modalities_run
+    with pytest.raises(ValueError, match="unknown preset"):
+        index.search("x", preset="fast")
+    with pytest.raises(ValueError, match="empty"):
+        index.search("  ")
+
+
+def test_search_is_safe_from_several_threads(index):
+    queries = ["def check_password", '"ECONNREFUSED"', "who calls Retry", "how does login work"] * 5
+    expected = [[h.path for h in index.search(q).results] for q in queries[:4]]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda q: [h.path for h in index.search(q).results], queries))
+    assert results == expected * 5
+
+
+def test_cli_json_and_explain(repo, index, capsys):
+    assert main(["search", "where is parseConfig defined", str(repo), "--index-dir", str(index.index_dir), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"query", "intent", "confidence", "fusion_strategy", "preset", "results"}
+    assert out["intent"] == "find_definition" and out["results"][0]["path"] == "net/config.ts"
+    assert set(out["results"][0]) == {"path", "start_line", "end_line", "score", "symbol", "modalities", "snippet"}
+    assert main(["search", "who calls sign_token", str(repo), "--index-dir", str(index.index_dir), "--explain"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("intent find_references (0.90")
+    assert "route " in text and "score " in text
+    with pytest.raises(SystemExit) as exit_info:
+        main(["search", "x", str(repo), "--preset", "fast"])
+    assert exit_info.value.code == 2
