@@ -78,6 +78,11 @@ class IndexReader:
         """The lines of a file as indexed (decoded leniently)."""
         return self.text.doc_bytes(file_id).decode("utf-8", errors="replace").splitlines()
 
+    def lines_between(self, file_id: int, start: int, end: int) -> list[str]:
+        """Lines start..end (1-based, inclusive) of a file, splitting no further than needed."""
+        parts = self.text.doc_bytes(file_id).split(b"\n", end)
+        return [p.decode("utf-8", errors="replace").rstrip("\r") for p in parts[start - 1 : end]]
+
     def chunk_text(self, chunk_id: int) -> str:
         lines = self.file_lines(int(self.chunk_file[chunk_id]))
         return "\n".join(lines[self.chunk_start[chunk_id] - 1 : self.chunk_end[chunk_id]])

@@ -129,7 +129,7 @@ class Searcher:
         reader = self.reader
         file_id = int(reader.chunk_file[chunk])
         start, end = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
-        lines = reader.file_lines(file_id)[start - 1 : min(end, start - 1 + SNIPPET_LINES)]
+        lines = reader.lines_between(file_id, start, min(end, start - 1 + SNIPPET_LINES))
         return Hit(
             path=reader.files[file_id].path,
             start_line=start,

@@ -74,21 +74,21 @@ class TextRetriever:
         terms = query_terms(query.text)
         if not terms or len(reader.chunk_file) == 0:
             return []
-        counts: dict[int, np.ndarray] = {}  # chunk -> per-term counts
-        document_frequency = np.zeros(len(terms))
-        for t, term in enumerate(terms):
+        per_term = []
+        for term in terms:
             chunks = _term_chunks(reader, term)
             if len(chunks) == 0 and term.case_sensitive:
                 chunks = _term_chunks(reader, Term(term.text, False, term.weight))
-            found, per_chunk = np.unique(chunks, return_counts=True)
-            document_frequency[t] = len(found)
-            for chunk, n in zip(found.tolist(), per_chunk.tolist()):
-                counts.setdefault(chunk, np.zeros(len(terms)))[t] = n
-        if not counts:
+            per_term.append(chunks)
+        n, width = len(reader.chunk_file), len(terms)
+        # One dense count table, built without a Python loop over chunks: entry (chunk, term).
+        keys = np.concatenate([chunks * width + t for t, chunks in enumerate(per_term)])
+        if len(keys) == 0:
             return []
-        ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
-        tf = np.stack([counts[c] for c in ids.tolist()])
-        n = len(reader.chunk_file)
+        tf_all = np.bincount(keys, minlength=n * width).reshape(n, width)
+        ids = np.flatnonzero(tf_all.any(axis=1))
+        tf = tf_all[ids].astype(np.float64)
+        document_frequency = (tf > 0).sum(axis=0)
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
         all_lengths = reader.chunk_lines
