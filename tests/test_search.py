@@ -267,3 +267,40 @@ def test_cli_json_and_explain(repo, index, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["search", "x", str(repo), "--preset", "fast"])
     assert exit_info.value.code == 2
+
+
+def test_exact_match_searches_the_literal_alone(index):
+    response = index.search("ECONNREFUSED")
+    assert response.intent == "exact_match" and response.subject == "ECONNREFUSED"
+    assert [h.path for h in response.results] == ["net/client.ts"]
+
+
+def test_find_similar_for_a_pasted_snippet(index):
+    snippet = (
+        "for i := 0; i < attempts; i++ {\n"
+        "    if err = fn(); err == nil {\n"
+        "        return nil\n"
+        "    }\n"
+        "    time.Sleep(wait)\n"
+        "}\n"
+    )
+    response = index.search(snippet)
+    assert response.intent == "find_similar" and response.fusion_strategy == "rrf"
+    assert response.results[0].path == "jobs/retry.go"
+
+
+@pytest.mark.parametrize(
+    "query, intent, path",
+    [
+        ("class SessionStore", "find_definition", "auth/session.py"),
+        ("who calls sign_token", "find_references", "auth/session.py"),
+        ("what depends on parseConfig", "impact_analysis", "net/client.ts"),
+        ('"invalid credentials"', "exact_match", "auth/session.py"),
+        ("how is the session token signed", "understand_code", "auth/tokens.py"),
+    ],
+)
+def test_cli_answers_each_intent(repo, index, capsys, query, intent, path):
+    assert main(["search", query, str(repo), "--index-dir", str(index.index_dir), "--json", "--preset", "thorough"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["intent"] == intent
+    assert path in [r["path"] for r in out["results"][:3]]

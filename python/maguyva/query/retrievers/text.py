@@ -71,7 +71,7 @@ class TextRetriever:
     name = "text"
 
     def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
-        terms = query_terms(query.text)
+        terms = self.terms(query)
         if not terms or len(reader.chunk_file) == 0:
             return []
         per_term = []
@@ -96,6 +96,16 @@ class TextRetriever:
         scores = (weights * idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
         order = np.lexsort((ids, -scores))[:limit]
         return [Candidate(int(ids[i]), float(scores[i])) for i in order]
+
+
+    @staticmethod
+    def terms(query: Query) -> list[Term]:
+        """An exact-match question looks for its literal alone, with its case (falling back to
+        any case when that finds nothing); any other question for all its terms."""
+        classification = query.classification
+        if classification.intent == "exact_match" and classification.subject:
+            return [Term(classification.subject, True, 1.0)]
+        return query_terms(query.text)
 
 
 def _term_chunks(reader: IndexReader, term: Term) -> np.ndarray:
