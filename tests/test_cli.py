@@ -107,3 +107,17 @@ def test_module_entry_point(repo, tmp_path):
         capture_output=True, text=True, env=env, check=True,
     )
     assert json.loads(done.stdout)["results"][0]["path"] == "src/config.py"
+
+
+def test_no_index_and_no_permission_to_build_one(repo, tmp_path, capsys, monkeypatch):
+    index_dir = tmp_path / "locked" / "index"
+
+    def refuse(path, *args, **kwargs):  # what a folder the user may not write to answers
+        raise PermissionError(13, "Permission denied", str(path))
+
+    # Root may write anywhere, so the operating system's refusal is stood in for at mkdir.
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    assert main(["search", "retry", str(repo), "--index-dir", str(index_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("maguyva: ") and err.count("\n") == 1
+    assert "Permission denied" in err and "locked" in err

@@ -89,9 +89,12 @@ class IndexReader:
 
     def chunk_at(self, file_id: int, line: int) -> int | None:
         """The first chunk of `file_id` whose span holds `line`."""
-        ids = np.flatnonzero(self.chunk_file == file_id)
-        hits = ids[(self.chunk_start[ids] <= line) & (self.chunk_end[ids] >= line)]
-        return int(hits[0]) if len(hits) else (int(ids[0]) if len(ids) else None)
+        first, end = int(self.file_chunk_offsets[file_id]), int(self.file_chunk_offsets[file_id + 1])
+        if first == end:
+            return None
+        starts, ends = self.chunk_start[first:end], self.chunk_end[first:end]
+        hits = np.flatnonzero((starts <= line) & (ends >= line))
+        return first + int(hits[0]) if len(hits) else first
 
     @cached_property
     def file_chunk_offsets(self) -> np.ndarray:
@@ -113,6 +116,15 @@ class IndexReader:
     def symbol_locations(self) -> list[tuple[int, int]]:
         """(file id, start line) of every symbol, by symbol id."""
         return [tuple(row) for row in self.sql("SELECT file_id, start_line FROM symbols ORDER BY id")]
+
+    @cached_property
+    def symbols_by_name(self) -> dict[str, list[int]]:
+        """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix)."""
+        table: dict[str, list[int]] = {}
+        for symbol_id, name in self.sql("SELECT id, name FROM symbols ORDER BY id"):
+            table.setdefault(name, []).append(symbol_id)
+            table.setdefault("\0" + name.lower(), []).append(symbol_id)
+        return table
 
     def node_chunk(self, node: int) -> int | None:
         """The chunk that shows a graph node: a symbol's definition, or a file's first chunk."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import rustworkx as rx
 
 from maguyva.index.reader import IndexReader
@@ -18,6 +19,9 @@ from maguyva.query.retrievers.base import Candidate, Query
 
 #: How far a blast radius reaches.
 IMPACT_DEPTH = 3
+#: Personalized PageRank starts from at most this many symbols: a word that names dozens of
+#: definitions says little about which code is meant.
+MAX_SEEDS = 16
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
 
 
@@ -35,7 +39,7 @@ class GraphRetriever:
             return _dependants(reader, seeds, depth, limit)
         names = [subject] if subject else _IDENTIFIER.findall(query.text)
         seeds = [node for name in names for node in symbol_nodes(reader, name)]
-        return _personalized_pagerank(reader, seeds, limit)
+        return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:MAX_SEEDS], limit)
 
 
 def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
@@ -43,13 +47,14 @@ def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
     matches first, else case-insensitive ones."""
     name = name.replace("::", ".").replace("#", ".").strip()
     tail = name.rsplit(".", 1)[-1]
-    rows = reader.sql("SELECT id, qualified_name FROM symbols WHERE name = ? ORDER BY id", (tail,))
-    if not rows:
-        rows = reader.sql("SELECT id, qualified_name FROM symbols WHERE lower(name) = lower(?) ORDER BY id", (tail,))
-    if "." in name:
-        qualified = [r for r in rows if r[1] == name or r[1].endswith("." + name)]
-        rows = qualified or rows
-    return [len(reader.files) + symbol_id for symbol_id, _ in rows]
+    by_name = reader.symbols_by_name
+    ids = by_name.get(tail) or by_name.get("\0" + tail.lower(), [])
+    if "." in name and ids:
+        placeholders = ",".join("?" * len(ids))
+        rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
+        qualified = [i for i, q in rows if q == name or q.endswith("." + name)]
+        ids = sorted(qualified) or ids
+    return [len(reader.files) + symbol_id for symbol_id in ids]
 
 
 def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -> list[Candidate]:
@@ -72,9 +77,16 @@ def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) ->
     if not seeds:
         return []
     graph = _undirected_view(reader)
-    ranks = rx.pagerank(graph, personalization={s: 1.0 for s in seeds}, max_iter=100, tol=1e-6)
-    ordered = sorted(ranks.items(), key=lambda item: (-item[1], item[0]))
-    return _as_chunks(reader, [(node, score) for node, score in ordered if score > 0], limit)
+    # tol 1e-5: the top 50 agree with a 1e-6 run but for one node, at two thirds of the cost.
+    ranks = rx.pagerank(graph, personalization={s: 1.0 for s in seeds}, max_iter=100, tol=1e-5)
+    nodes = np.fromiter(ranks.keys(), dtype=np.int64, count=len(ranks))
+    scores = np.fromiter(ranks.values(), dtype=np.float64, count=len(ranks))
+    # Several nodes can share a chunk, so a few times `limit` nodes are ranked, not all of them.
+    keep = np.flatnonzero(scores > 0)
+    if len(keep) > 4 * limit:
+        keep = keep[np.argpartition(-scores[keep], 4 * limit)[: 4 * limit]]
+    order = keep[np.lexsort((nodes[keep], -scores[keep]))]
+    return _as_chunks(reader, list(zip(nodes[order].tolist(), scores[order].tolist())), limit)
 
 
 def _undirected_view(reader: IndexReader) -> rx.PyDiGraph:
