@@ -217,14 +217,7 @@ def maguyva_rows(path: Path, names: list[str]) -> dict[str, dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repos", type=Path, default=Path("/work/benchdata/repos"),
-                        help="folder with one tree per repository (default /work/benchdata/repos)")
-    parser.add_argument("--bench", type=Path, default=HERE.parents[1] / "shared" / "bench",
-                        help="benchmark folder holding repos.json and annotations/ (default ../shared/bench)")
-    parser.add_argument("--index-root", type=Path, default=Path("/tmp/maguyva-bench-indexes"),
-                        help="maguyva's indexes (for coverage) in INDEX_ROOT/<name>; MAGUYVA_HOME is INDEX_ROOT/_home")
-    parser.add_argument("--repos-subset", nargs="+", metavar="NAME", help="only these repositories")
-    parser.add_argument("--quick", action="store_true", help=f"smoke test: {len(QUICK_REPOS)} repositories")
+    queries.add_dataset_arguments(parser, f"smoke test: {len(QUICK_REPOS)} repositories")
     parser.add_argument("--maguyva-json", type=Path, default=HERE / "results" / "queries.json",
                         help="queries.py report whose maguyva rows are shown alongside (skipped if absent)")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "peers.json")

@@ -213,18 +213,23 @@ def _table(header: list[str], rows: list[list[str]]) -> None:
 # The run
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_dataset_arguments(parser: argparse.ArgumentParser, quick_help: str) -> None:
+    """The options every quality benchmark shares: where the repositories, the benchmark and
+    maguyva's indexes are, and which repositories to run."""
     parser.add_argument("--repos", type=Path, default=Path("/work/benchdata/repos"),
                         help="folder with one tree per repository (default /work/benchdata/repos)")
     parser.add_argument("--bench", type=Path, default=HERE.parents[1] / "shared" / "bench",
                         help="benchmark folder holding repos.json and annotations/ (default ../shared/bench)")
     parser.add_argument("--index-root", type=Path, default=Path("/tmp/maguyva-bench-indexes"),
                         help="indexes go in INDEX_ROOT/<name>, the embedding cache in INDEX_ROOT/_home")
-    parser.add_argument("--presets", nargs="+", default=["quick", "default", "thorough"])
     parser.add_argument("--repos-subset", nargs="+", metavar="NAME", help="only these repositories")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smoke test: {len(QUICK_REPOS)} repositories, default preset only")
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataset_arguments(parser, f"smoke test: {len(QUICK_REPOS)} repositories, default preset only")
+    parser.add_argument("--presets", nargs="+", default=["quick", "default", "thorough"])
     parser.add_argument("--intents", type=Path, default=HERE.parent / "tests" / "data" / "intent_queries.jsonl",
                         help="labelled intent queries (JSON lines with query and intent)")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "queries.json")
