@@ -226,9 +226,45 @@ def add_dataset_arguments(parser: argparse.ArgumentParser, quick_help: str) -> N
     parser.add_argument("--quick", action="store_true", help=quick_help)
 
 
+#: Variants measured against the design's numbers, each changing one thing (--ablation).
+ABLATIONS = {
+    "none": "the product as designed",
+    "no-boost": "no centrality boost (every chunk's centrality 0)",
+    "no-demotion": "no path demotion (every factor 1)",
+    "k60": "RRF k = 60 for the default preset (the design says 40)",
+    "centrality/4": "stored centrality divided by 4 (a gentler boost)",
+    "centrality/16": "stored centrality divided by 16",
+    "direct-0.80": "direct route from confidence 0.80 (the design says 0.85), so plain identifiers go direct",
+}
+
+
+def apply_ablation(name: str, indexes: list) -> None:
+    """Change one design number for this run only (see ABLATIONS)."""
+    import dataclasses
+
+    from maguyva.query import route
+
+    if name == "no-boost":
+        for index in indexes:
+            index.reader.chunk_centrality = np.zeros_like(index.reader.chunk_centrality)
+    elif name.startswith("centrality/"):
+        divisor = float(name.split("/", 1)[1])
+        for index in indexes:
+            index.reader.chunk_centrality = index.reader.chunk_centrality / divisor
+    elif name == "no-demotion":
+        for index in indexes:
+            index.reader.__dict__["chunk_demotion"] = np.ones(len(index.reader.chunk_file), dtype=np.float32)
+    elif name == "k60":
+        route.PRESETS = {**route.PRESETS, "default": dataclasses.replace(route.PRESETS["default"], rrf_k=60)}
+    elif name == "direct-0.80":
+        route.DIRECT_CONFIDENCE = 0.80
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_arguments(parser, f"smoke test: {len(QUICK_REPOS)} repositories, default preset only")
+    parser.add_argument("--ablation", choices=sorted(ABLATIONS), default="none",
+                        help="; ".join(f"{k}: {v}" for k, v in ABLATIONS.items()))
     parser.add_argument("--presets", nargs="+", default=["quick", "default", "thorough"])
     parser.add_argument("--intents", type=Path, default=HERE.parent / "tests" / "data" / "intent_queries.jsonl",
                         help="labelled intent queries (JSON lines with query and intent)")
@@ -274,7 +310,8 @@ def main() -> int:
     if not indexed:
         print("no repository found under --repos", file=sys.stderr)
         return 1
-    print()
+    apply_ablation(args.ablation, [item["index"] for item in indexed])
+    print(f"\nablation: {args.ablation} ({ABLATIONS[args.ablation]})\n")
 
     # ---- benchmark queries
     per_query = []  # one row per (preset, repo, query)

@@ -98,12 +98,17 @@ def test_module_resolution_picks_the_longest_matching_path():
 
 
 def test_centrality_scaling_makes_hubs_stand_out():
-    # Ten leaves all call one hub.
-    edges = [Edge(i, 10, "call", 1) for i in range(10)]
-    values = centrality(11, edges)
-    assert values.dtype == np.float32
-    assert values[10] > 4.3  # enough for the capped boost
-    assert np.all(values[:10] == 0)
+    # A hub that 200 leaves call is far above average: it reaches the boost's cap.
+    star = centrality(201, [Edge(i, 200, "call", 1) for i in range(200)])
+    assert star.dtype == np.float32
+    assert star[200] > 4.3
+    assert np.all(star[:200] == 0)
+    # In a ring every node is average: no boost anywhere.
+    ring = centrality(10, [Edge(i, (i + 1) % 10, "call", 1) for i in range(10)])
+    assert np.allclose(ring, 0, atol=1e-5)
+    # A node called by ten of eleven is well above average, but not a hub of the cap's size.
+    small = centrality(11, [Edge(i, 10, "call", 1) for i in range(10)])
+    assert 0 < small[10] < 4.3
     assert centrality(0, []).shape == (0,)
 
 
