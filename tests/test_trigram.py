@@ -74,6 +74,23 @@ def test_count_terms(index):
     assert doc_ids.tolist() == [] and counts.shape == (0, 0)
 
 
+def test_search_lines_equals_one_search_per_term(index):
+    terms = ["parseConfig", "ECONNREFUSED", "os", "nothing-here"]
+    flags = [True, False, False, True]
+    term_ids, doc_ids, lines = index.search_lines(terms, flags)
+    expected = []
+    for t, (term, fold) in enumerate(zip(terms, flags)):
+        m = index.search(term, case_insensitive=fold)
+        for j, doc in enumerate(m.doc_ids.tolist()):
+            expected += [(t, doc, line) for line in m.lines_of(j).tolist()]
+    assert list(zip(term_ids.tolist(), doc_ids.tolist(), lines.tolist())) == expected
+    assert (term_ids == 0).sum() == 3  # parseConfig / PARSECONFIG / parseconfig lines, any case
+    with pytest.raises(ValueError, match="2 terms but 1"):
+        index.search_lines(["a", "b"], [True])
+    with pytest.raises(ValueError):
+        index.search_lines([""], [False])
+
+
 def test_document_access(index):
     assert index.doc_ids().tolist() == [3, 10, 11, 42]
     assert index.doc_bytes(42) == CORPUS[42]

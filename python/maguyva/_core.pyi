@@ -79,6 +79,11 @@ class TrigramIndex:
         """The serialized index (format version, sections, CRC32)."""
     def search(self, literal: bytes | str, case_insensitive: bool = False) -> LiteralMatches:
         """Documents containing `literal` (ASCII case folded if asked), with counts and lines."""
+    def search_lines(
+        self, terms: Sequence[bytes | str], case_insensitive: Sequence[bool]
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """Every line holding each term, in one call: (term index, doc id, 1-based line) arrays,
+        by term then doc then line; case_insensitive[i] says how term i is matched."""
     def count_terms(
         self, terms: Sequence[bytes | str], case_insensitive: bool = False
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:

@@ -92,6 +92,46 @@ impl TrigramIndex {
         })
     }
 
+    /// Every line holding each of several literals, in one call: three flat arrays (term index,
+    /// doc id, 1-based line), uint32, by term then doc then line. `case_insensitive[i]` says
+    /// how term i is matched. A caller ranking by many terms saves a round trip per term.
+    fn search_lines<'py>(
+        &self,
+        py: Python<'py>,
+        terms: Vec<Text>,
+        case_insensitive: Vec<bool>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        if terms.len() != case_insensitive.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} terms but {} case_insensitive flags",
+                terms.len(),
+                case_insensitive.len()
+            )));
+        }
+        let terms: Vec<Vec<u8>> = terms.into_iter().map(Text::into_bytes).collect();
+        let (term_ids, doc_ids, lines) = py
+            .detach(|| -> maguyva_core::Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+                let (mut term_ids, mut doc_ids, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+                for (t, (term, &fold)) in terms.iter().zip(&case_insensitive).enumerate() {
+                    for m in self.inner.search(term, fold)? {
+                        term_ids.extend(std::iter::repeat_n(t as u32, m.lines.len()));
+                        doc_ids.extend(std::iter::repeat_n(m.doc_id, m.lines.len()));
+                        lines.extend_from_slice(&m.lines);
+                    }
+                }
+                Ok((term_ids, doc_ids, lines))
+            })
+            .map_err(to_py)?;
+        PyTuple::new(
+            py,
+            [
+                Array1::from_vec(term_ids).into_pyarray(py).into_any(),
+                Array1::from_vec(doc_ids).into_pyarray(py).into_any(),
+                Array1::from_vec(lines).into_pyarray(py).into_any(),
+            ],
+        )
+    }
+
     /// Verified occurrence counts of each term in every document holding at least one:
     /// (doc ids uint32 (n,), counts uint32 (n, len(terms))).
     #[pyo3(signature = (terms, case_insensitive=false))]

@@ -75,18 +75,20 @@ class TextRetriever:
         terms = self.terms(query)
         if not terms or len(reader.chunk_file) == 0:
             return []
-        per_term = []
-        for term in terms:
-            chunks = _term_chunks(reader, term)
-            if len(chunks) == 0 and term.case_sensitive:
-                chunks = _term_chunks(reader, Term(term.text, False, term.weight))
-            per_term.append(chunks)
         n, width = len(reader.chunk_file), len(terms)
-        # One dense count table, built without a Python loop over chunks: entry (chunk, term).
-        keys = np.concatenate([chunks * width + t for t, chunks in enumerate(per_term)])
-        if len(keys) == 0:
+        term_ids, chunks = _line_chunks(reader, terms)
+        found = np.bincount(term_ids, minlength=width)
+        # A quoted phrase that occurs nowhere with its case is looked for in any case.
+        retry = [t for t, term in enumerate(terms) if term.case_sensitive and found[t] == 0]
+        if retry:
+            again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
+            more_terms, more_chunks = _line_chunks(reader, again)
+            term_ids = np.concatenate([term_ids, np.asarray(retry, dtype=np.int64)[more_terms]])
+            chunks = np.concatenate([chunks, more_chunks])
+        if len(chunks) == 0:
             return []
-        tf_all = np.bincount(keys, minlength=n * width).reshape(n, width)
+        # One dense count table, built without a Python loop over chunks: entry (chunk, term).
+        tf_all = np.bincount(chunks * width + term_ids, minlength=n * width).reshape(n, width)
         ids = np.flatnonzero(tf_all.any(axis=1))
         tf = tf_all[ids].astype(np.float64)
         document_frequency = (tf > 0).sum(axis=0)
@@ -98,7 +100,6 @@ class TextRetriever:
         order = np.lexsort((ids, -scores))[:limit]
         return [Candidate(int(ids[i]), float(scores[i])) for i in order]
 
-
     @staticmethod
     def terms(query: Query) -> list[Term]:
         """An exact-match question looks for its literal alone, with its case (falling back to
@@ -109,17 +110,17 @@ class TextRetriever:
         return query_terms(query.text)
 
 
-def _term_chunks(reader: IndexReader, term: Term) -> np.ndarray:
-    """The chunk of every line holding `term`, one entry per line (so repeats count)."""
-    matches = reader.text.search(term.text, case_insensitive=not term.case_sensitive)
-    if len(matches) == 0:
-        return np.zeros(0, dtype=np.int64)
-    docs = np.repeat(matches.doc_ids.astype(np.int64), np.diff(matches.line_offsets.astype(np.int64)))
-    lines = matches.lines.astype(np.int64)
+def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
+    """For every line holding a term: the term's index and the chunk holding the line (one
+    entry per line, so repeats count), from a single call into the index."""
+    term_ids, docs, lines = reader.text.search_lines(
+        [term.text for term in terms], [not term.case_sensitive for term in terms]
+    )
+    term_ids, docs, lines = term_ids.astype(np.int64), docs.astype(np.int64), lines.astype(np.int64)
     first = reader.file_chunk_offsets[docs]
     last = reader.file_chunk_offsets[docs + 1] - 1
     keep = first <= last  # a file with no chunk (only blank lines) holds no term
     # Within a file, the chunk holding a line is the last one starting at or before it
     # (a line in a gap between chunks goes to the chunk before the gap).
     position = np.searchsorted(reader.chunk_start_key, (docs << 32) + lines, side="right") - 1
-    return np.clip(position, first, last)[keep]
+    return term_ids[keep], np.clip(position, first, last)[keep]
