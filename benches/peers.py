@@ -235,13 +235,7 @@ def main() -> int:
     from maguyva import Index  # after MAGUYVA_HOME is set
     from maguyva.query.tokens import STOPWORDS
 
-    subset = set(args.repos_subset) if args.repos_subset else (set(QUICK_REPOS) if args.quick else None)
-    repos = json.loads((args.bench / "repos.json").read_text())
-    if subset is not None:
-        unknown = subset - {r["name"] for r in repos}
-        if unknown:
-            parser.error(f"unknown repositories: {', '.join(sorted(unknown))}")
-        repos = [r for r in repos if r["name"] in subset]
+    repos = queries.selected_repos(parser, args)
 
     methods = ("ripgrep query words", "ripgrep whole literal", "bm25s 50-line windows")
     per_query: list[dict] = []

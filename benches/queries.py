@@ -260,6 +260,18 @@ def apply_ablation(name: str, indexes: list) -> None:
         route.DIRECT_CONFIDENCE = 0.80
 
 
+def selected_repos(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict]:
+    """The repositories of repos.json that --repos-subset (or --quick) asks for."""
+    subset = set(args.repos_subset) if args.repos_subset else (set(QUICK_REPOS) if args.quick else None)
+    repos = json.loads((args.bench / "repos.json").read_text())
+    if subset is not None:
+        unknown = subset - {r["name"] for r in repos}
+        if unknown:
+            parser.error(f"unknown repositories: {', '.join(sorted(unknown))}")
+        repos = [r for r in repos if r["name"] in subset]
+    return repos
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_dataset_arguments(parser, f"smoke test: {len(QUICK_REPOS)} repositories, default preset only")
@@ -279,13 +291,7 @@ def main() -> int:
     from maguyva import Index  # after MAGUYVA_HOME is set
 
     presets = ["default"] if args.quick else args.presets
-    subset = set(args.repos_subset) if args.repos_subset else (set(QUICK_REPOS) if args.quick else None)
-    repos = json.loads((args.bench / "repos.json").read_text())
-    if subset is not None:
-        unknown = subset - {r["name"] for r in repos}
-        if unknown:
-            parser.error(f"unknown repositories: {', '.join(sorted(unknown))}")
-        repos = [r for r in repos if r["name"] in subset]
+    repos = selected_repos(parser, args)
 
     # ---- build or reuse the indexes, and work out which targets each index covers
     indexed = []
