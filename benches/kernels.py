@@ -527,6 +527,8 @@ class TrigramReport:
     size_bytes: int
     postings_bytes: int
     content_bytes: int
+    word_bytes: int
+    """Vocabulary and word postings (common words answered without reading documents)."""
     postings_fraction: float
     """postings_bytes / corpus bytes."""
     size_fraction: float
@@ -580,6 +582,7 @@ def bench_trigram(args: argparse.Namespace, rg: str) -> TrigramReport:
         size_bytes=index.size_bytes,
         postings_bytes=index.postings_bytes,
         content_bytes=index.content_bytes,
+        word_bytes=index.word_bytes,
         postings_fraction=index.postings_bytes / corpus_bytes,
         size_fraction=index.size_bytes / corpus_bytes,
         file_bytes=index_path.stat().st_size,
@@ -714,6 +717,7 @@ def print_trigram(rep: TrigramReport) -> None:
           f"save {rep.save_s:.2f} s, load {rep.load_s:.2f} s")
     print(f"size: {rep.size_bytes / 1e6:.1f} MB = {rep.size_fraction:.2f}x corpus "
           f"(postings {rep.postings_bytes / 1e6:.1f} MB = {rep.postings_fraction:.2f}x, "
+          f"words {rep.word_bytes / 1e6:.1f} MB = {rep.word_bytes / (rep.corpus_mb * 1e6):.2f}x, "
           f"content {rep.content_bytes / 1e6:.1f} MB); {rep.trigram_count:,} trigrams")
     rows = [[s.label, s.literal if len(s.literal) <= 32 else s.literal[:29] + "...",
              s.files, s.lines, f"{s.maguyva_ms:.3f}", f"{s.rg_ms:.1f}",

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"

@@ -179,6 +179,10 @@ fn bench_queries(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("index", name), &literal, |b, literal| {
             b.iter(|| index.search(black_box(literal), ci).unwrap())
         });
+        // The same query without word postings: what they save on common words.
+        group.bench_with_input(BenchmarkId::new("verification_only", name), &literal, |b, literal| {
+            b.iter(|| index.search_by_verification(black_box(literal), ci).unwrap())
+        });
     }
     // The baseline: every document scanned with a SIMD substring search, no index, no I/O.
     for &(name, literal, _) in &queries[..1] {

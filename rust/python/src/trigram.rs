@@ -191,6 +191,18 @@ impl TrigramIndex {
         self.inner.postings_bytes()
     }
 
+    /// Number of distinct words (runs of letters, digits, `_` and non-ASCII bytes).
+    #[getter]
+    fn word_count(&self) -> usize {
+        self.inner.word_count()
+    }
+
+    /// Bytes taken by the word postings, which answer common words without reading documents.
+    #[getter]
+    fn word_bytes(&self) -> usize {
+        self.inner.word_bytes()
+    }
+
     /// Bytes taken by the stored documents.
     #[getter]
     fn content_bytes(&self) -> usize {

@@ -2,9 +2,11 @@
 //!
 //! The buffer is written front to back: header placeholder, doc ids, doc offsets and content
 //! first (the input documents are freed as they are copied), then trigram sets are extracted
-//! from the copied content, sorted as packed `trigram << 32 | ordinal` keys, and encoded.
+//! from the copied content, sorted as packed `trigram << 32 | ordinal` keys, and encoded; the
+//! word sections (`words`) follow.
 
-use super::format::{self, Layout, HEADER_LEN};
+use super::format::{self, Counts, Layout, HEADER_LEN};
+use super::words::{self, WordSections};
 use super::postings;
 use super::{fold, BuildReport};
 use crate::{Error, Result};
@@ -31,16 +33,28 @@ pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, B
 
     let (mut buf, doc_offsets) = write_documents(text);
     let packed = packed_trigrams(&buf, &doc_offsets);
-    drop(doc_offsets);
     let (keys, posting_offsets, posting_bytes) = encode_postings(&packed);
     drop(packed);
+    let contents: Vec<&[u8]> = doc_offsets.windows(2).map(|w| &buf[w[0]..w[1]]).collect();
+    let word_sections = words::build(&contents);
+    drop(contents);
 
-    let layout = Layout::new(report.indexed, content_len(&buf, report.indexed), keys.len(), posting_bytes.len())
+    let counts = Counts {
+        docs: report.indexed,
+        content_len: content_len(&buf, report.indexed),
+        trigrams: keys.len(),
+        postings_len: posting_bytes.len(),
+        words: word_sections.words(),
+        vocabulary_len: word_sections.vocabulary.len(),
+        word_postings_len: word_sections.postings.len(),
+    };
+    let layout = Layout::new(counts)
         .ok_or_else(|| Error::InvalidArgument("the documents are too large to index".to_string()))?;
     buf.reserve_exact(layout.total_len() - buf.len());
     buf.extend(keys.iter().flat_map(|key| key.to_le_bytes()));
     buf.extend(posting_offsets.iter().flat_map(|offset| offset.to_le_bytes()));
     buf.extend_from_slice(&posting_bytes);
+    write_word_sections(&mut buf, word_sections);
     debug_assert_eq!(buf.len(), layout.trailer);
     buf[..HEADER_LEN].copy_from_slice(&layout.header());
     let crc = format::checksum(&buf);
@@ -48,6 +62,14 @@ pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, B
     Ok((buf, layout, report))
 }
 
+/// Appends the word offsets, both vocabularies, the word posting offsets and the word postings.
+fn write_word_sections(buf: &mut Vec<u8>, sections: WordSections) {
+    buf.extend(sections.word_offsets.iter().flat_map(|offset| offset.to_le_bytes()));
+    buf.extend_from_slice(&sections.vocabulary);
+    buf.extend(sections.vocabulary.iter().map(u8::to_ascii_lowercase));
+    buf.extend(sections.posting_offsets.iter().flat_map(|offset| offset.to_le_bytes()));
+    buf.extend_from_slice(&sections.postings);
+}
 
 /// Length of the content section of a buffer holding only header, ids, offsets and content.
 fn content_len(buf: &[u8], docs: usize) -> usize {

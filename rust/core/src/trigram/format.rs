@@ -1,27 +1,44 @@
-//! The serialized form of a trigram index (version 1), described in `docs/TRIGRAM_FORMAT.md`.
+//! The serialized form of a trigram index (version 2), described in `docs/TRIGRAM_FORMAT.md`.
 //!
 //! ```text
 //! header   magic "MGVTRGM\0" | version u32 | flags u32
 //!          | doc_count u64 | content_len u64 | trigram_count u64 | postings_len u64
+//!          | word_count u64 | vocabulary_len u64 | word_postings_len u64
 //! sections doc ids [u32; n] | doc offsets [u64; n + 1] | content [u8; content_len]
 //!          | trigram keys [u32; t] | posting offsets [u64; t + 1] | postings [u8; postings_len]
+//!          | word offsets [u64; w + 1] | vocabulary [u8; v] | folded vocabulary [u8; v]
+//!          | word posting offsets [u64; w + 1] | word postings [u8; word_postings_len]
 //! trailer  CRC32 of everything before it, u32
 //! ```
 //!
 //! All integers are little-endian and unaligned, so they are read with `from_le_bytes`.
 
+use super::words::{is_word_byte, SEPARATOR};
+
 /// The first eight bytes of every index.
 pub const MAGIC: &[u8; 8] = b"MGVTRGM\0";
 /// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Bytes before the first section.
-pub(crate) const HEADER_LEN: usize = 48;
+pub(crate) const HEADER_LEN: usize = 72;
 /// Bytes after the last section (the checksum).
 pub(crate) const TRAILER_LEN: usize = 4;
 /// Trigram keys are three bytes.
 pub(crate) const KEY_LIMIT: u32 = 1 << 24;
 
-/// Where each section starts, derived from the four counts in the header.
+/// The counts in the header, from which the layout follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Counts {
+    pub docs: usize,
+    pub content_len: usize,
+    pub trigrams: usize,
+    pub postings_len: usize,
+    pub words: usize,
+    pub vocabulary_len: usize,
+    pub word_postings_len: usize,
+}
+
+/// Where each section starts, derived from the counts in the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// Number of documents, `n`.
@@ -44,20 +61,42 @@ pub(crate) struct Layout {
     pub postings: usize,
     /// Length of the postings section.
     pub postings_len: usize,
+    /// Number of distinct words, `w`.
+    pub words: usize,
+    /// Start of the word offset section.
+    pub word_offsets: usize,
+    /// Start of the vocabulary section.
+    pub vocabulary: usize,
+    /// Start of the folded vocabulary section.
+    pub folded_vocabulary: usize,
+    /// Length of each vocabulary section.
+    pub vocabulary_len: usize,
+    /// Start of the word posting offset section.
+    pub word_posting_offsets: usize,
+    /// Start of the word postings section.
+    pub word_postings: usize,
+    /// Length of the word postings section.
+    pub word_postings_len: usize,
     /// Start of the trailer.
     pub trailer: usize,
 }
 
 impl Layout {
     /// The layout for the given counts; `None` if the sizes overflow `usize`.
-    pub(crate) fn new(docs: usize, content_len: usize, trigrams: usize, postings_len: usize) -> Option<Layout> {
+    pub(crate) fn new(counts: Counts) -> Option<Layout> {
+        let Counts { docs, content_len, trigrams, postings_len, words, vocabulary_len, word_postings_len } = counts;
         let ids = HEADER_LEN;
         let doc_offsets = ids.checked_add(docs.checked_mul(4)?)?;
         let content = doc_offsets.checked_add(docs.checked_add(1)?.checked_mul(8)?)?;
         let keys = content.checked_add(content_len)?;
         let posting_offsets = keys.checked_add(trigrams.checked_mul(4)?)?;
         let postings = posting_offsets.checked_add(trigrams.checked_add(1)?.checked_mul(8)?)?;
-        let trailer = postings.checked_add(postings_len)?;
+        let word_offsets = postings.checked_add(postings_len)?;
+        let vocabulary = word_offsets.checked_add(words.checked_add(1)?.checked_mul(8)?)?;
+        let folded_vocabulary = vocabulary.checked_add(vocabulary_len)?;
+        let word_posting_offsets = folded_vocabulary.checked_add(vocabulary_len)?;
+        let word_postings = word_posting_offsets.checked_add(words.checked_add(1)?.checked_mul(8)?)?;
+        let trailer = word_postings.checked_add(word_postings_len)?;
         trailer.checked_add(TRAILER_LEN)?;
         Some(Layout {
             docs,
@@ -70,6 +109,14 @@ impl Layout {
             posting_offsets,
             postings,
             postings_len,
+            words,
+            word_offsets,
+            vocabulary,
+            folded_vocabulary,
+            vocabulary_len,
+            word_posting_offsets,
+            word_postings,
+            word_postings_len,
             trailer,
         })
     }
@@ -84,8 +131,16 @@ impl Layout {
         let mut header = [0u8; HEADER_LEN];
         header[..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        // Bytes 12..16 are the flags, zero in version 1.
-        let counts = [self.docs, self.content_len, self.trigrams, self.postings_len];
+        // Bytes 12..16 are the flags, zero in version 2.
+        let counts = [
+            self.docs,
+            self.content_len,
+            self.trigrams,
+            self.postings_len,
+            self.words,
+            self.vocabulary_len,
+            self.word_postings_len,
+        ];
         for (slot, count) in header[16..].chunks_exact_mut(8).zip(counts) {
             slot.copy_from_slice(&(count as u64).to_le_bytes());
         }
@@ -126,6 +181,12 @@ pub(crate) fn validate(buf: &[u8]) -> Result<Layout, String> {
     if layout.docs == 0 && layout.trigrams > 0 {
         return Err(format!("{} trigrams are listed but there are no documents", layout.trigrams));
     }
+    check_offsets(buf, layout.word_offsets, layout.words, layout.vocabulary_len, true, "word")?;
+    check_vocabulary(buf, &layout)?;
+    check_offsets(buf, layout.word_posting_offsets, layout.words, layout.word_postings_len, true, "word posting")?;
+    if layout.docs == 0 && layout.words > 0 {
+        return Err(format!("{} words are listed but there are no documents", layout.words));
+    }
     Ok(layout)
 }
 
@@ -149,14 +210,19 @@ fn parse_header(buf: &[u8]) -> Result<Layout, String> {
     let count = |at: usize, what: &str| {
         usize::try_from(u64_at(buf, at)).map_err(|_| format!("{what} in the header does not fit in memory"))
     };
-    let docs = count(16, "document count")?;
-    let content_len = count(24, "content length")?;
-    let trigrams = count(32, "trigram count")?;
-    let postings_len = count(40, "postings length")?;
-    if docs as u64 > u64::from(u32::MAX) + 1 {
-        return Err(format!("{docs} documents, more than there are u32 ids"));
+    let counts = Counts {
+        docs: count(16, "document count")?,
+        content_len: count(24, "content length")?,
+        trigrams: count(32, "trigram count")?,
+        postings_len: count(40, "postings length")?,
+        words: count(48, "word count")?,
+        vocabulary_len: count(56, "vocabulary length")?,
+        word_postings_len: count(64, "word postings length")?,
+    };
+    if counts.docs as u64 > u64::from(u32::MAX) + 1 {
+        return Err(format!("{} documents, more than there are u32 ids", counts.docs));
     }
-    let layout = Layout::new(docs, content_len, trigrams, postings_len)
+    let layout = Layout::new(counts)
         .ok_or_else(|| "section sizes in the header overflow".to_string())?;
     if layout.total_len() != buf.len() {
         return Err(format!(
@@ -198,6 +264,33 @@ fn check_offsets(buf: &[u8], at: usize, count: usize, end: usize, strict: bool, 
     Ok(())
 }
 
+/// Every word must be a non-empty run of word bytes followed by the separator (the offsets,
+/// checked before, put each word's start right after the previous separator), and the folded
+/// vocabulary must be the vocabulary ASCII-lowercased.
+fn check_vocabulary(buf: &[u8], layout: &Layout) -> Result<(), String> {
+    let vocabulary = &buf[layout.vocabulary..layout.vocabulary + layout.vocabulary_len];
+    let folded = &buf[layout.folded_vocabulary..layout.folded_vocabulary + layout.vocabulary_len];
+    let word_end = |word: usize| u64_at(buf, layout.word_offsets + 8 * (word + 1)) as usize;
+    let (mut word, mut word_start) = (0usize, 0usize);
+    let mut end = if layout.words > 0 { word_end(0) } else { usize::MAX };
+    for (at, (&byte, &folded_byte)) in vocabulary.iter().zip(folded).enumerate() {
+        if folded_byte != byte.to_ascii_lowercase() {
+            return Err(format!("the folded vocabulary differs from the vocabulary at byte {at}"));
+        }
+        if at + 1 == end {
+            if byte != SEPARATOR || at == word_start {
+                return Err(format!("word {word} is empty or does not end with the separator"));
+            }
+            word += 1;
+            word_start = at + 1;
+            end = if word < layout.words { word_end(word) } else { usize::MAX };
+        } else if !is_word_byte(byte) {
+            return Err(format!("vocabulary byte {at} ({byte:#04x}) is not a word byte"));
+        }
+    }
+    Ok(())
+}
+
 /// An array of `count` u32s at `at` must be strictly increasing and below `limit`.
 fn check_increasing_u32(buf: &[u8], at: usize, count: usize, limit: u64, what: &str) -> Result<(), String> {
     let mut previous: Option<u32> = None;
@@ -220,10 +313,12 @@ mod tests {
 
     /// A valid serialized index with no documents.
     fn empty() -> Vec<u8> {
-        let layout = Layout::new(0, 0, 0, 0).unwrap();
+        let layout = Layout::new(Counts::default()).unwrap();
         let mut buf = layout.header().to_vec();
         buf.extend_from_slice(&0u64.to_le_bytes()); // doc offsets
         buf.extend_from_slice(&0u64.to_le_bytes()); // posting offsets
+        buf.extend_from_slice(&0u64.to_le_bytes()); // word offsets
+        buf.extend_from_slice(&0u64.to_le_bytes()); // word posting offsets
         seal(buf)
     }
 
@@ -241,8 +336,8 @@ mod tests {
     #[test]
     fn empty_index_is_valid() {
         let buf = empty();
-        assert_eq!(buf.len(), HEADER_LEN + 8 + 8 + TRAILER_LEN);
-        assert_eq!(validate(&buf), Layout::new(0, 0, 0, 0).ok_or(String::new()));
+        assert_eq!(buf.len(), HEADER_LEN + 4 * 8 + TRAILER_LEN);
+        assert_eq!(validate(&buf), Layout::new(Counts::default()).ok_or(String::new()));
     }
 
     #[test]
@@ -255,8 +350,8 @@ mod tests {
         assert!(validate(&magic).unwrap_err().contains("magic"));
 
         let mut version = buf.clone();
-        version[8] = 2;
-        assert!(validate(&reseal(version)).unwrap_err().contains("version 2"));
+        version[8] = 1;
+        assert!(validate(&reseal(version)).unwrap_err().contains("version 1"));
 
         let mut flags = buf.clone();
         flags[12] = 1;
@@ -288,13 +383,15 @@ mod tests {
 
     #[test]
     fn rejects_trigrams_without_documents() {
-        let layout = Layout::new(0, 0, 1, 1).unwrap();
+        let layout = Layout::new(Counts { trigrams: 1, postings_len: 1, ..Counts::default() }).unwrap();
         let mut buf = layout.header().to_vec();
         buf.extend_from_slice(&0u64.to_le_bytes());
         buf.extend_from_slice(&7u32.to_le_bytes());
         buf.extend_from_slice(&0u64.to_le_bytes());
         buf.extend_from_slice(&1u64.to_le_bytes());
         buf.push(0);
+        buf.extend_from_slice(&0u64.to_le_bytes()); // word offsets
+        buf.extend_from_slice(&0u64.to_le_bytes()); // word posting offsets
         assert!(validate(&seal(buf)).unwrap_err().contains("no documents"));
     }
 }

@@ -28,6 +28,7 @@ mod format;
 mod postings;
 mod query;
 mod scan;
+mod words;
 
 use crate::{Error, Result};
 use format::{u32_at, u64_at, Layout};
@@ -102,6 +103,14 @@ impl TrigramIndex {
         self.search_literal(literal, case_insensitive)
     }
 
+    /// As [`search`](Self::search), always verifying trigram candidates against the stored
+    /// documents, never answering from word postings: the reference the word path is measured
+    /// and tested against.
+    #[doc(hidden)]
+    pub fn search_by_verification(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
+        self.search_verified(literal, case_insensitive)
+    }
+
     /// Occurrence counts of each term, for every document where at least one count is nonzero,
     /// by ascending doc id. An empty `terms` gives an empty result; an empty term is an
     /// [`Error::InvalidArgument`].
@@ -137,6 +146,16 @@ impl TrigramIndex {
     /// Size of the encoded posting lists in bytes.
     pub fn postings_bytes(&self) -> usize {
         self.layout.postings_len
+    }
+
+    /// Number of distinct words (maximal runs of letters, digits, `_` and non-ASCII bytes).
+    pub fn word_count(&self) -> usize {
+        self.layout.words
+    }
+
+    /// Size of the word sections (vocabulary, both cases, and word postings with offsets).
+    pub fn word_bytes(&self) -> usize {
+        self.layout.trailer - self.layout.word_offsets
     }
 
     /// Size of the stored document content in bytes.
@@ -224,6 +243,43 @@ impl TrigramIndex {
         (position < self.layout.trigrams && key_at(position) == key).then_some(position)
     }
 
+    /// The vocabulary section, as written or ASCII-lowercased.
+    fn vocabulary(&self, folded: bool) -> &[u8] {
+        let start = if folded { self.layout.folded_vocabulary } else { self.layout.vocabulary };
+        &self.buf[start..start + self.layout.vocabulary_len]
+    }
+
+    /// Where word `word` ends in the vocabulary (the position after its separator).
+    fn word_end(&self, word: usize) -> usize {
+        u64_at(&self.buf, self.layout.word_offsets + 8 * (word + 1)) as usize
+    }
+
+    /// The word whose bytes (or separator) are at `at` in the vocabulary (`at < vocabulary_len`),
+    /// searched for from word `from` on (which must not be past it): galloping, then binary
+    /// search, so a scan through the vocabulary finds each word in steps logarithmic in the
+    /// distance from the last.
+    fn word_at(&self, at: usize, from: usize) -> usize {
+        let (mut low, mut step) = (from, 1);
+        let mut high = loop {
+            let probe = low.saturating_add(step);
+            if probe >= self.layout.words || self.word_end(probe) > at {
+                break probe.min(self.layout.words);
+            }
+            low = probe;
+            step *= 2;
+        };
+        high = high.max(low);
+        low + lower_bound(high - low, |i| self.word_end(low + i) <= at)
+    }
+
+    /// The encoded word posting list of word `word` (`word < words`).
+    fn word_posting_list(&self, word: usize) -> &[u8] {
+        let at = self.layout.word_posting_offsets + 8 * word;
+        // Offsets were checked to be strictly increasing and within the word postings section.
+        let (start, end) = (u64_at(&self.buf, at) as usize, u64_at(&self.buf, at + 8) as usize);
+        &self.buf[self.layout.word_postings + start..self.layout.word_postings + end]
+    }
+
     /// The encoded posting list at `position` (`position < trigrams`).
     fn posting_list(&self, position: usize) -> &[u8] {
         let at = self.layout.posting_offsets + 8 * position;
@@ -304,8 +360,9 @@ mod tests {
         let idx = index(&[(1, b"hello world"), (2, b"hello there")]);
         assert_eq!(idx.content_bytes(), 22);
         assert!(idx.trigram_count() > 0 && idx.postings_bytes() >= idx.trigram_count());
-        let layout = Layout::new(2, 22, idx.trigram_count(), idx.postings_bytes()).unwrap();
-        assert_eq!(idx.size_bytes(), layout.total_len());
+        assert_eq!(idx.size_bytes(), idx.layout.total_len());
+        assert_eq!(idx.word_count(), 3);
+        assert_eq!(idx.layout.vocabulary_len, "hello\nthere\nworld\n".len());
         assert_eq!(idx.to_bytes().len(), idx.size_bytes());
     }
 

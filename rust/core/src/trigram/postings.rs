@@ -90,6 +90,12 @@ impl<'a> Postings<'a> {
         Postings { bytes, pos: 0, next: 0, docs: docs as u64 }
     }
 
+    /// The list and the read position, for lists that interleave other varints with the
+    /// ordinals (word postings).
+    pub(crate) fn bytes_and_position(&mut self) -> (&'a [u8], &mut usize) {
+        (self.bytes, &mut self.pos)
+    }
+
     /// The next ordinal, `None` at the end of the list.
     #[inline]
     pub(crate) fn next_ordinal(&mut self) -> Result<Option<u32>, Malformed> {
