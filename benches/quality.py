@@ -78,6 +78,8 @@ import peers  # noqa: E402  (ripgrep and bm25s, and their aggregation)
 import queries  # noqa: E402  (the metric, coverage and the repository selection)
 from queries import CATEGORIES, KS, QUICK_REPOS, Coverage, ndcg  # noqa: E402
 
+from maguyva.query.rerank import Signals  # noqa: E402
+
 TOP_K = 10
 DEFAULT_BENCH = HERE.parents[1] / "shared" / "bench"
 SEMBLE_RAW_BASE = "https://raw.githubusercontent.com/MinishLab/semble/{ref}/benchmarks/"
@@ -219,6 +221,45 @@ def no_embeddings(repos: list[BenchRepo]) -> ContextManager[None]:
     return reader_attribute(repos, "codes", lambda codes: codes[:0])
 
 
+def searcher_of(index: Any) -> Any:
+    """The index's searcher (created by a first search if there is none yet)."""
+    if index._searcher is None:
+        index.search("warm up", top_k=1)
+    return index._searcher
+
+
+@contextmanager
+def post_fusion_signals(repos: list[BenchRepo], chosen: Any) -> Iterator[None]:
+    """Every index searched with the post-fusion signals `chosen` (None: fusion's order)."""
+    searchers = [searcher_of(repo.index) for repo in repos]
+    originals = [searcher.signals for searcher in searchers]
+    for searcher in searchers:
+        searcher.signals = chosen
+    try:
+        yield
+    finally:
+        for searcher, original in zip(searchers, originals):
+            searcher.signals = original
+
+
+@contextmanager
+def rule_confidence(rule: str, confidence: float) -> Iterator[None]:
+    """Classifications by `rule` given `confidence` instead of the designed one."""
+    from maguyva.query import search
+
+    original = search.classify
+
+    def patched(query: str) -> Any:
+        found = original(query)
+        return dataclasses.replace(found, confidence=confidence) if found.rule == rule else found
+
+    search.classify = patched
+    try:
+        yield
+    finally:
+        search.classify = original
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """One way of running maguyva: a preset, and optionally one change made for its duration."""
@@ -246,6 +287,19 @@ ABLATION_VARIANTS = [
             lambda _r: rrf_k("default", 60), base="maguyva default"),
     Variant("thorough, RRF k 40", "thorough", "thorough preset with RRF k = 40 (designed 60)",
             lambda _r: rrf_k("thorough", 40), base="maguyva thorough"),
+    Variant("default, no post-fusion signals", "default",
+            "default preset, fused candidates in RRF order (no path, definition or secondary-code signal)",
+            lambda r: post_fusion_signals(r, None), base="maguyva default"),
+    Variant("default, no path agreement", "default", "default preset without the file-name agreement bonus",
+            lambda r: post_fusion_signals(r, Signals(paths=False)), base="maguyva default"),
+    Variant("default, no definition bonus", "default", "default preset without the definition-over-mention bonus",
+            lambda r: post_fusion_signals(r, Signals(definitions=False)), base="maguyva default"),
+    Variant("default, no secondary-code demotion", "default",
+            "default preset without demoting tests, examples, compatibility code and non-code files",
+            lambda r: post_fusion_signals(r, Signals(secondary=False)), base="maguyva default"),
+    Variant("default, identifier rule 0.90", "default",
+            "default preset with SPEC's identifier rule at 0.90 instead of 0.80 (bare names go direct)",
+            lambda _r: rule_confidence("identifier", 0.90), base="maguyva default"),
     Variant("default, no embedder", "default", "default preset, semantic modality off (no embeddings)",
             no_embeddings, base="maguyva default"),
     Variant("thorough, no embedder", "thorough", "thorough preset, semantic modality off (no embeddings)",

@@ -210,16 +210,46 @@ def test_literal_phrase(query, subject):
         ("find parse_config", "parse_config", None),
         ("show me the UserService class", "UserService", "class"),
         ("where is HttpClient?", "HttpClient", None),
-        ("where is parseConfig defined", "parseConfig", None),
-        ("where is retry defined", "retry", None),
-        ("where is `parse_config` defined", "parse_config", None),
-        ("definition of pkg.Func", "pkg.Func", None),
         ("the parse_config function", "parse_config", "function"),
         ("`retry`", "retry", None),
     ],
 )
 def test_identifier(query, subject, kind):
     check(query, "find_definition", 0.80, "identifier", subject, kind)
+
+
+@pytest.mark.parametrize(
+    "query, subject",
+    [
+        ("where is parseConfig defined", "parseConfig"),
+        ("where is retry defined", "retry"),
+        ("where is `parse_config` defined", "parse_config"),
+        ("definition of pkg.Func", "pkg.Func"),
+        # Names the identifier and error-token rules would read otherwise.
+        ("where is Helpers defined", "Helpers"),
+        ("where is StreamConsumedError defined", "StreamConsumedError"),
+        ("where do we define ECONNREFUSED", "ECONNREFUSED"),
+    ],
+)
+def test_definition_phrase(query, subject):
+    check(query, "find_definition", 0.90, "definition_phrase", subject)
+
+
+@pytest.mark.parametrize(
+    "query, intent, rule",
+    [
+        # The words of a quoted message never decide the question.
+        ('find "The content for this response was already consumed"', "exact_match", "quoted_string"),
+        ('"dependant.call must be a function"', "exact_match", "quoted_string"),
+        ('grep "where is the config defined"', "exact_match", "quoted_string"),
+        # Outside the quotes they still do, and a backticked name is what is asked about.
+        ('who calls "parse"', "find_references", "references_phrase"),
+        ("who calls `retry`", "find_references", "references_phrase"),
+    ],
+)
+def test_quoted_words_are_not_the_question(query, intent, rule):
+    got = classify(query)
+    assert (got.intent, got.rule) == (intent, rule)
 
 
 @pytest.mark.parametrize(
@@ -349,6 +379,7 @@ def test_every_rule_is_reachable():
         "who calls f",
         "what breaks if I change f",
         "code similar to f",
+        "where is f defined",
         "'x'",
         "ValueError",
         "grep for x",
@@ -406,6 +437,7 @@ def test_rules_are_spec_table():
         ("definition_keyword", 1, "find_definition", 0.95),
         ("references_phrase", 2, "find_references", 0.90),
         ("impact_phrase", 3, "impact_analysis", 0.90),
+        ("definition_phrase", 0, "find_definition", 0.90),
         ("similar_phrase", 0, "find_similar", 0.80),
         ("quoted_string", 4, "exact_match", 0.90),
         ("error_token", 4, "exact_match", 0.85),

@@ -230,8 +230,12 @@ def test_results_explain_themselves_and_are_one_per_file(index):
     paths = [h.path for h in response.results]
     assert len(paths) == len(set(paths))
     for hit in response.results:
-        assert hit.modalities and set(hit.modalities) <= set(response.modalities_run)
-        assert hit.score == pytest.approx(sum(p.contribution for p in hit.modalities.values()))
+        assert set(hit.modalities) <= set(response.modalities_run)
+        assert hit.modalities or hit.adjustments.get("definition")
+        bonus = hit.adjustments.get("definition", 0.0) + hit.adjustments.get("path", 0.0)
+        factor = hit.adjustments.get("secondary_code_factor", 1.0)
+        fused = sum(p.contribution for p in hit.modalities.values())
+        assert hit.score == pytest.approx((fused + bonus) * factor)
         assert 1 <= hit.start_line <= hit.end_line and hit.snippet
 
 

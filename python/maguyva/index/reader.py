@@ -97,6 +97,16 @@ class IndexReader:
         return first + int(hits[0]) if len(hits) else first
 
     @cached_property
+    def chunk_ids(self) -> np.ndarray:
+        """0 .. chunks - 1: as fusion's grouping key, every chunk is its own group."""
+        return np.arange(len(self.chunk_file), dtype=np.uint32)
+
+    @cached_property
+    def no_centrality(self) -> np.ndarray:
+        """A zero centrality per chunk: fusion with it boosts nothing."""
+        return np.zeros(len(self.chunk_file), dtype=np.float32)
+
+    @cached_property
     def file_chunk_offsets(self) -> np.ndarray:
         """Chunk ids of file f are file_chunk_offsets[f] .. file_chunk_offsets[f + 1] - 1."""
         return np.searchsorted(self.chunk_file, np.arange(len(self.files) + 1)).astype(np.int64)

@@ -24,6 +24,9 @@ order they are tried, with SPEC's row in brackets (its table has no row for find
 - ``impact_phrase`` [3] impact_analysis 0.90: "impact", "blast radius", "what depends on X",
   "depends on X", "dependents of X", "what breaks/would break if I change X", "is it safe to
   remove X".
+- ``definition_phrase`` [-] find_definition 0.90: "where is X defined/declared/implemented",
+  "where do we define X", "definition of X", for any name X. As explicit as a declaration, and
+  tried before the error-token rule, which would take "where is ParseError defined".
 - ``similar_phrase`` [-] find_similar 0.80: "similar to X", "code like this", "duplicated code".
   After the reference and impact phrases, before rules 4 and 5: the thing compared against is
   usually quoted or named, and those rules would otherwise take the query.
@@ -36,8 +39,7 @@ order they are tried, with SPEC's row in brackets (its table has no row for find
 - ``literal_phrase`` [4] exact_match 0.85: "grep for X", "find the string X", "exact match".
 - ``identifier`` [5] find_definition 0.80: the query is a CamelCase, snake_case, qualified
   (``Session.request``, ``std::io::Read``) or called (``retry()``) name, alone or wrapped ("find
-  X", "show me the X class", "where is X"), or any name in a definition form ("where is X
-  defined", "definition of X").
+  X", "show me the X class", "where is X"), or a query that is one plain word (``Session``).
 - ``identifier_in_sentence`` [5] find_definition 0.60: such a name inside a longer sentence,
   which may be asking something else about it.
 - ``explanation_word`` [6] understand_code 0.75: "how", "why", "explain", "architecture", "what
@@ -50,7 +52,9 @@ error token the question is about, qualified names kept whole as written) and
 to the name: ``class X`` -> "class").
 
 Everything is a precompiled regular expression; a call costs microseconds (benches/classifier.py
-measures it). The word phrases are matched against one lower-cased copy of the query (much cheaper
+measures it). The phrases of rules 2 and 3, the definition and similarity phrases are looked for outside quotes:
+the words of a quoted message are what is searched for, not the question. The word phrases are
+matched against one lower-cased copy of the query (much cheaper
 than case-insensitive matching); names, quotes and error tokens are read from the query as written.
 """
 
@@ -393,6 +397,14 @@ def _pick(span: str | None) -> str | None:
 
 
 
+def _sole_name(span: str | None) -> str | None:
+    """A span of one word is the name asked about even when it is also a kind word ("where is
+    Helpers defined")."""
+    words = span.split() if span else []
+    token = _strip_token(words[0]) if len(words) == 1 else ""
+    return token if token and _TOKEN.fullmatch(token) and token.lower() not in _FUNCTION_WORDS else None
+
+
 def _strip_token(word: str) -> str:
     word = word.strip("`'\"“”‘’()[]{}<>?!.,;:*")
     if word.endswith(("'s", "’s")):
@@ -424,6 +436,19 @@ _QUOTED = re.compile(
     r"|`(?P<b>[^`\n]+)`"
 )
 _BARE_NAME = re.compile(_QNAME + r"(?:\(\))?")
+
+
+def _mask_quoted(folded: str) -> str:
+    """`folded` with the inside of every quoted span blanked (same length, so spans still line up
+    with the query); backticked code names are kept, since they are what a question is about."""
+
+    def blank(m: re.Match[str]) -> str:
+        inner = m["b"]
+        if inner is not None and _is_code_name(inner.strip()):
+            return m.group(0)
+        return m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1]
+
+    return _QUOTED.sub(blank, folded) if any(q in folded for q in "\"'`“‘") else folded
 
 
 def _is_code_name(text: str) -> bool:
@@ -560,22 +585,37 @@ def _kind_near(text: str, start: int, end: int) -> str | None:
     return None
 
 
+def _definition_phrase(text: str, folded: str) -> Classification | None:
+    """ "where is X defined", "definition of X": a request for a definition in so many words, as
+    explicit as "where is X used" is for references (any name, not only a CamelCase or
+    snake_case one: "where is Helpers defined")."""
+    form = _DEFINITION_FORM.search(folded)
+    if form is None:
+        return None
+    found = next(_identifiers(text[form.start() : form.end()]), None)
+    span = _span(form, text)
+    subject = found["id"] if found else _pick(span) or _sole_name(span)
+    if not subject:
+        return None
+    at = text.find(subject, form.start())
+    kind = _kind_near(text, at, at + len(subject)) if at >= 0 else None
+    return _result("definition_phrase", subject, kind)
+
+
+def _is_sole_word(name: str, text: str) -> bool:
+    """A query of one plain word ("Session", "formatter") names a symbol: nobody asks a
+    question in one word, but "Session" is how one looks up a class."""
+    return name == text.strip().rstrip("?.!") and len(name) >= 3 and name.isidentifier() and name.lower() not in _FUNCTION_WORDS
+
+
 def _identifier(text: str, folded: str) -> Classification | None:
     m = _WRAPPED_NAME.fullmatch(folded)
     if m is not None:
         start, end = m.span("name")
         name = text[start:end]
         marked = text[end : end + 2] == "()" or text[start - 1 : start] == "`"
-        if _is_identifier(name) and (marked or _IDENTIFIER.fullmatch(name)):
+        if _is_identifier(name) and (marked or _IDENTIFIER.fullmatch(name) or _is_sole_word(name, text)):
             return _result("identifier", name, _kind_near(text, start, end))
-    form = _DEFINITION_FORM.search(folded)
-    if form is not None:
-        found = next(_identifiers(text[form.start() : form.end()]), None)
-        subject = found["id"] if found else _pick(_span(form, text))
-        if subject:
-            at = text.find(subject, form.start())
-            kind = _kind_near(text, at, at + len(subject)) if at >= 0 else None
-            return _result("identifier", subject, kind)
     found = next(_identifiers(text), None)
     if found is not None:
         return _result("identifier_in_sentence", found["id"], _kind_near(text, found.start(), found.end()))
@@ -613,13 +653,19 @@ def classify(query: str) -> Classification:
     folded = text.lower()
     if len(folded) != len(text):
         folded = text.translate(_ASCII_LOWER)
-    m = _REFERENCES.search(folded)
+    # The words of a quoted message are the thing searched for, not the question being asked:
+    # `find "the response was already consumed"` is not a question about who consumes it.
+    asked = _mask_quoted(folded)
+    m = _REFERENCES.search(asked)
     if m is not None:
         return _result("references_phrase", _phrase_subject(m, text))
-    m = _IMPACT.search(folded)
+    m = _IMPACT.search(asked)
     if m is not None:
         return _result("impact_phrase", _phrase_subject(m, text))
-    m = _SIMILAR.search(folded)
+    found = _definition_phrase(text, asked)
+    if found is not None:
+        return found
+    m = _SIMILAR.search(asked)
     if m is not None:
         return _result("similar_phrase", _phrase_subject(m, text))
     found = _literal(text, folded)

@@ -50,6 +50,13 @@ WEIGHTS: Mapping[str, Mapping[str, float]] = MappingProxyType(
 )
 
 
+#: Intents whose fused results keep only the best chunk of each file (SPEC §4). Their answer is
+#: a place to read, and several chunks of one file would crowd out other files. The answer to a
+#: references, impact or exact-match question is each call site or matching line: two callers in
+#: one file are two answers, so those intents rank chunks, not files.
+ONE_RESULT_PER_FILE: frozenset[str] = frozenset({FIND_DEFINITION, UNDERSTAND_CODE, FIND_SIMILAR})
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One heuristic of the intent classifier and what a match means."""
@@ -58,8 +65,9 @@ class Rule:
     name: str
     intent: str
     confidence: float
-    #: The rule's row in SPEC §2's ordered table; 0 for the find_similar rules, which the table
-    #: does not number (see `maguyva.query.classify` for where they sit and why).
+    #: The rule's row in SPEC §2's ordered table; 0 for the rules the table does not number (the
+    #: find_similar rules and the definition phrase; `maguyva.query.classify` says where they sit
+    #: and why).
     spec_row: int
 
 
@@ -71,6 +79,12 @@ RULES: tuple[Rule, ...] = (
     Rule("definition_keyword", FIND_DEFINITION, 0.95, 1),
     Rule("references_phrase", FIND_REFERENCES, 0.90, 2),
     Rule("impact_phrase", IMPACT_ANALYSIS, 0.90, 3),
+    # "where is X defined", "definition of X": asks for a definition as plainly as rule 1's
+    # declarations do, and as plainly as "where is X used" asks for references (0.90). SPEC's
+    # table has no row for it (its rule 5 covers names alone, at 0.60-0.80). Before the
+    # error-token rule: "where is ParseError defined" asks where it is defined, not where it is
+    # raised.
+    Rule("definition_phrase", FIND_DEFINITION, 0.90, 0),
     # "similar to X", "code like this": after the reference and impact phrases, before the quoted
     # string and identifier rules, because the thing compared against is usually quoted or named.
     Rule("similar_phrase", FIND_SIMILAR, 0.80, 0),

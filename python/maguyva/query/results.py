@@ -25,6 +25,9 @@ class Hit:
     modalities: dict[str, ModalityPart]
     snippet: str
     chunk: int
+    #: What the post-fusion signals changed (`maguyva.query.rerank`): "definition" and "path"
+    #: bonuses added to the fused score, then "secondary_code_factor" applied; empty if none.
+    adjustments: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,7 @@ class SearchResponse:
                         name: {"rank": p.rank, "contribution": round(p.contribution, 6)}
                         for name, p in h.modalities.items()
                     },
+                    **({"adjustments": {k: round(v, 6) for k, v in h.adjustments.items()}} if h.adjustments else {}),
                     "snippet": h.snippet,
                 }
                 for h in self.results

@@ -13,7 +13,9 @@ from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
 from maguyva.index.reader import IndexReader
 from maguyva.query import route
-from maguyva.query.classify import classify
+from maguyva.query.classify import Classification, classify
+from maguyva.query.intents import ONE_RESULT_PER_FILE
+from maguyva.query.rerank import Adjustment, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever
@@ -31,8 +33,15 @@ SNIPPET_LINES = 8
 class Searcher:
     """Answers questions over one opened index. Safe to call from several threads."""
 
-    def __init__(self, reader: IndexReader, embedder: Callable[[], Embedder] | None = None):
+    def __init__(
+        self,
+        reader: IndexReader,
+        embedder: Callable[[], Embedder] | None = None,
+        signals: Signals | None = Signals(),
+    ):
         self.reader = reader
+        #: The post-fusion signals of `rerank` (None: fusion's order as it is, for comparison).
+        self.signals = signals
         self._embedder_factory = embedder or self._index_embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
@@ -70,7 +79,7 @@ class Searcher:
             plan = route.fused(classification, preset)
             lists, more = self._retrieve(plan, request, limit)
             timings.update(more)
-        hits = self._fuse(plan, lists, top_k)
+        hits = self._fuse(plan, query, classification, lists, top_k)
         return SearchResponse(
             query=query,
             intent=classification.intent,
@@ -103,29 +112,51 @@ class Searcher:
             {name: ms for name, (_, ms) in zip(names, outcomes)},
         )
 
-    def _fuse(self, plan: route.Plan, lists: dict[str, list[Candidate]], top_k: int) -> list[Hit]:
+    def _fuse(
+        self, plan: route.Plan, query: str, classification: Classification, lists: dict[str, list[Candidate]], top_k: int
+    ) -> list[Hit]:
+        """The top results. A direct answer keeps its modality's order (only demotion applies:
+        there is nothing to fuse, so no centrality boost reorders it); a fused one is merged by
+        weighted RRF with the boost. The intents that answer with places to read
+        (`ONE_RESULT_PER_FILE`) keep one chunk per file, and their fused candidates are first
+        adjusted by what ranks cannot carry (`rerank`)."""
         reader = self.reader
         names = [name for name, _ in plan.modalities]
+        direct = plan.strategy == "direct"
+        per_file = classification.intent in ONE_RESULT_PER_FILE
+        adjust = per_file and not direct and self.signals is not None
         chunks, scores, ranks, contributions = rrf_fuse(
             [np.array([c.chunk for c in lists[name]], dtype=np.uint32) for name in names],
             [weight for _, weight in plan.modalities],
             float(plan.rrf_k),
-            reader.chunk_centrality,
+            reader.no_centrality if direct else reader.chunk_centrality,
             reader.chunk_demotion,
-            reader.chunk_file,
-            top_k,
+            reader.chunk_file if per_file and not adjust else reader.chunk_ids,
+            sum(len(found) for found in lists.values()) if adjust else top_k,
         )
-        hits = []
-        for i, chunk in enumerate(chunks.tolist()):
-            parts = {
+        parts = {
+            chunk: {
                 name: ModalityPart(int(ranks[i, j]), float(contributions[i, j]))
                 for j, name in enumerate(names)
                 if ranks[i, j] >= 0
             }
-            hits.append(self._hit(chunk, float(scores[i]), parts))
-        return hits
+            for i, chunk in enumerate(chunks.tolist())
+        }
+        scored = dict(zip(chunks.tolist(), scores.tolist()))
+        adjustments: dict[int, Adjustment] = {}
+        if adjust:
+            adjustments = rerank(reader, query, classification, scored, self.signals)
+            scored = {chunk: a.apply(scored.get(chunk, 0.0)) for chunk, a in adjustments.items()}
+        order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
+        if adjust:
+            order = _best_per_file(order, reader.chunk_file)
+        return [
+            self._hit(chunk, scored[chunk], parts.get(chunk, {}), adjustments.get(chunk)) for chunk in order[:top_k]
+        ]
 
-    def _hit(self, chunk: int, score: float, parts: dict[str, ModalityPart]) -> Hit:
+    def _hit(
+        self, chunk: int, score: float, parts: dict[str, ModalityPart], adjustment: Adjustment | None = None
+    ) -> Hit:
         reader = self.reader
         file_id = int(reader.chunk_file[chunk])
         start, end = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
@@ -139,7 +170,20 @@ class Searcher:
             modalities=parts,
             snippet="\n".join(lines),
             chunk=chunk,
+            adjustments=adjustment.explain() if adjustment else {},
         )
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+def _best_per_file(order: list[int], chunk_file: np.ndarray) -> list[int]:
+    """`order` with only the first (best) chunk of each file."""
+    seen: set[int] = set()
+    kept = []
+    for chunk in order:
+        file_id = int(chunk_file[chunk])
+        if file_id not in seen:
+            seen.add(file_id)
+            kept.append(chunk)
+    return kept

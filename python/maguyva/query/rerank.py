@@ -1,0 +1,188 @@
+"""What fusion cannot see, applied to its top candidates: where code lives and what it defines.
+
+RRF keeps only ranks, so three signals that decide many questions are lost in it. They are
+applied to the fused candidates of the intents that answer with places to read
+(`ONE_RESULT_PER_FILE`), before one chunk per file is kept:
+
+- **Path agreement.** Code is filed under names that say what it is: "the line formatter" lives
+  in `LineFormatter.php`, "radix tree" in `tree.go`. A chunk whose file name or folder shares
+  words with the question gains the best fused score times the share of the question's words it
+  matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match).
+  Not for a question that is a bare name with a definition in the index: that is the answer.
+- **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
+  definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
+  exact name gain a multiple of the best fused score (types before callables; more when the file
+  is named after the symbol), so the definition outranks the places that merely use it.
+- **Secondary code.** Tests, examples, compatibility shims and files in no programming language
+  (docs, data) match questions about a concept as well as the code that implements it, but are
+  rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
+
+Bonuses are relative to the best fused score, so they mean the same whatever k and weights
+produced it. Every number is here, as data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from maguyva.index.reader import IndexReader
+from maguyva.query.classify import Classification
+from maguyva.query.retrievers.structural import symbol_table
+from maguyva.query.tokens import STOPWORDS, split_identifier
+
+#: Score multiplier of tests, examples, compatibility code and non-code files.
+SECONDARY_CODE = 0.3
+#: A path matching fewer than this share of the question's words gains nothing.
+PATH_MIN_SHARE = 0.10
+#: Definition bonus, in units of the best fused score: for a question that is a name, for
+#: names inside a sentence, and the factor when the file is named after the symbol.
+DEFINITION_BONUS_NAME = 3.0
+DEFINITION_BONUS_IN_SENTENCE = 1.5
+DEFINITION_FILE_NAMED = 1.5
+#: Symbol kinds that are types (preferred over callables of the same name).
+TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module"})
+#: Kinds whose definitions never answer "where is X defined" over a type or function.
+_VALUE_KINDS = frozenset({"field", "variable", "constant"})
+#: Rules whose subject is a symbol's name.
+_NAME_RULES = frozenset({"definition_keyword", "definition_phrase", "identifier"})
+
+_SECONDARY_FOLDERS = frozenset(
+    {"example", "examples", "_examples", "docs_src", "compat", "_compat", "legacy"}
+    | {"test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata"}
+)
+#: Test files by their languages' conventions only: a test framework's own `test_functions.bash`
+#: or a `tests.rs` module is the code being asked about, not a test of it.
+_TEST_FILE = re.compile(
+    r"^test_\w*\.py$|^conftest\.py$|_test\.(?:go|py|rb|c|cc|cpp|exs?|lua|dart)$|_spec\.rb$"
+    r"|[._](?:test|spec)\.[cm]?[jt]sx?$|[a-z0-9](?:Test|Tests|Spec|IT)\.(?:java|kt|cs|swift|scala|php|groovy)$"
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL_IN_SENTENCE = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
+_QUALIFIERS = re.compile(r"::|\\|->|\.|#")
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Which of the signals to apply (all by default; the benchmarks switch them off one by one)."""
+
+    paths: bool = True
+    definitions: bool = True
+    secondary: bool = True
+
+
+def is_secondary_path(path: str, language: str | None) -> bool:
+    """Tests, examples, compatibility shims, and files in no programming language."""
+    *folders, name = path.split("/")
+    if language is None or _TEST_FILE.search(name):
+        return True
+    return any(folder.lower() in _SECONDARY_FOLDERS for folder in folders)
+
+
+@lru_cache(maxsize=65536)
+def path_words(path: str) -> frozenset[str]:
+    """The lower-cased words of a file's name (without extension) and of its folder."""
+    *folders, name = path.split("/")
+    stem = name.split(".")[0] or name
+    words = {stem.lower(), *(p.lower() for p in split_identifier(stem))}
+    if folders:
+        words.add(folders[-1].lower())
+        words.update(p.lower() for p in split_identifier(folders[-1]))
+    return frozenset(w for w in words if w)
+
+
+def question_words(query: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(query) if len(w) > 2 and w.lower() not in STOPWORDS)
+
+
+def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
+    """Share of `words` found in `path`, exactly or as a prefix (3+ letters) of one another."""
+    matched = 0
+    for word in words:
+        if word in path or any(min(len(word), len(p)) >= 3 and (p.startswith(word) or word.startswith(p)) for p in path):
+            matched += 1
+    return matched / len(words) if words else 0.0
+
+
+def _file_named_after(path: str, name: str) -> bool:
+    stem = path.rsplit("/", 1)[-1].split(".")[0].lower()
+    bare = stem.replace("_", "")
+    name = name.lower()
+    return name in (stem, bare, stem.rstrip("s"), bare.rstrip("s"))
+
+
+def named_symbols(query: str, classification: Classification) -> tuple[list[str], float]:
+    """The symbol names the question asks about, and the bonus their definitions get."""
+    subject = classification.subject
+    if classification.rule in _NAME_RULES and subject:
+        return [_QUALIFIERS.split(subject)[-1]], DEFINITION_BONUS_NAME
+    return _CAMEL_IN_SENTENCE.findall(query), DEFINITION_BONUS_IN_SENTENCE
+
+
+def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> dict[int, float]:
+    """chunk -> bonus (in units of the best score) for the chunks defining one of `names`."""
+    table = symbol_table(reader)
+    bonuses: dict[int, float] = {}
+    for name in names:
+        symbols = [s for s in table.by_name.get(name, ()) if table.kind[s] not in _VALUE_KINDS]
+        types = [s for s in symbols if table.kind[s] in TYPE_KINDS]
+        for s in types or symbols:
+            chunk = table.chunk[s]
+            if chunk < 0:
+                continue
+            named = _file_named_after(reader.files[table.file_id[s]].path, name)
+            bonuses[chunk] = max(bonuses.get(chunk, 0.0), scale * (DEFINITION_FILE_NAMED if named else 1.0))
+    return bonuses
+
+
+@dataclass(frozen=True, slots=True)
+class Adjustment:
+    """How the signals changed one chunk's fused score: bonuses added, then a factor applied."""
+
+    definition: float = 0.0
+    path: float = 0.0
+    factor: float = 1.0
+
+    def apply(self, fused: float) -> float:
+        return (fused + self.definition + self.path) * self.factor
+
+    def explain(self) -> dict[str, float]:
+        """The nonzero parts, for a result's explanation."""
+        parts = {"definition": self.definition, "path": self.path}
+        explained = {name: value for name, value in parts.items() if value}
+        if self.factor != 1.0:
+            explained["secondary_code_factor"] = self.factor
+        return explained
+
+
+def rerank(
+    reader: IndexReader,
+    query: str,
+    classification: Classification,
+    scored: dict[int, float],
+    signals: Signals = Signals(),
+) -> dict[int, Adjustment]:
+    """How each chunk of `scored` (chunk -> fused score) is adjusted by the signals, plus the
+    chunks defining a named symbol that fusion did not bring (their fused score is 0)."""
+    if not scored:
+        return {}
+    best = max(scored.values())
+    definition: dict[int, float] = {}
+    names, scale = named_symbols(query, classification)
+    if signals.definitions and names:
+        definition = {chunk: bonus * best for chunk, bonus in definition_bonuses(reader, names, scale).items()}
+    # A name's definition answers a question that is a name; file names matter only when the
+    # index holds no definition of it.
+    is_name_question = classification.rule in _NAME_RULES and bool(classification.subject) and bool(definition)
+    words = question_words(query) if signals.paths and not is_name_question else frozenset()
+    adjustments = {}
+    for chunk in scored.keys() | definition.keys():
+        info = reader.files[int(reader.chunk_file[chunk])]
+        share = matched_share(words, path_words(info.path)) if words else 0.0
+        adjustments[chunk] = Adjustment(
+            definition=definition.get(chunk, 0.0),
+            path=best * share if share >= PATH_MIN_SHARE else 0.0,
+            factor=SECONDARY_CODE if signals.secondary and is_secondary_path(info.path, info.language) else 1.0,
+        )
+    return adjustments

@@ -1,0 +1,155 @@
+"""The post-fusion signals: path agreement, definition over mention, secondary code."""
+
+from __future__ import annotations
+
+import textwrap
+import pytest
+
+from maguyva import Index
+from maguyva.query.classify import classify
+from maguyva.query.rerank import (
+    SECONDARY_CODE,
+    Signals,
+    is_secondary_path,
+    matched_share,
+    named_symbols,
+    path_words,
+    question_words,
+    rerank,
+)
+
+
+def test_path_words_split_names_and_the_folder():
+    assert path_words("src/http_client/LineFormatter.php") == {
+        "lineformatter", "line", "formatter", "http_client", "http", "client"
+    }
+    assert path_words("tree.go") == {"tree"}
+
+
+def test_matched_share_counts_words_and_prefixes():
+    words = question_words("how does the radix tree store routes")
+    assert words == {"radix", "tree", "store", "routes"}
+    assert matched_share(words, path_words("tree.go")) == pytest.approx(0.25)
+    # "route" is a prefix of "routes": a file named after the singular still agrees.
+    assert matched_share(words, path_words("router/route.go")) == pytest.approx(0.25)
+    assert matched_share(frozenset({"ab"}), frozenset({"abc"})) == 0.0  # too short to be a prefix
+    assert matched_share(frozenset(), path_words("x.py")) == 0.0
+
+
+@pytest.mark.parametrize(
+    "path, language, secondary",
+    [
+        ("tests/test_api.py", "python", True),
+        ("pkg/api_test.go", "go", True),
+        ("src/__tests__/api.ts", "typescript", True),
+        ("src/api.test.ts", "typescript", True),
+        ("src/main/java/FooTest.java", "java", True),
+        ("examples/basic.py", "python", True),
+        ("docs/guide.md", None, True),
+        ("src/compat/shim.py", "python", True),
+        # A test framework's own code is what questions about it are about.
+        ("lib/bats-core/test_functions.bash", "bash", False),
+        ("src/api.py", "python", False),
+        ("src/testing_utils.rs", "rust", False),
+    ],
+)
+def test_secondary_paths(path, language, secondary):
+    assert is_secondary_path(path, language) is secondary
+
+
+def test_named_symbols_by_rule():
+    assert named_symbols("Session", classify("Session"))[0] == ["Session"]
+    assert named_symbols("where is auth.Session defined", classify("where is auth.Session defined"))[0] == ["Session"]
+    names, _ = named_symbols("how does SessionStore keep users", classify("how does SessionStore keep users"))
+    assert names == ["SessionStore"]
+
+
+FILES = {
+    "store/session_store.py": '''\
+        class SessionStore:
+            """Keeps who is logged in between requests."""
+
+            def get(self, key):
+                return self.items.get(key)
+        ''',
+    "web/handlers.py": '''\
+        from store.session_store import SessionStore
+
+        def login(request):
+            sessions = SessionStore()
+            sessions.put(request.user)
+            return SessionStore().get(request.user)
+        ''',
+    "tests/test_handlers.py": '''\
+        from web.handlers import login
+        from store.session_store import SessionStore
+
+        def test_login_keeps_session():
+            store = SessionStore()
+            login(FakeRequest(store))
+            assert store.get("user") is not None
+        ''',
+    "ratelimit/limiter.py": '''\
+        def allow(bucket, now):
+            """Token bucket: refill by elapsed time, spend one token per request."""
+            bucket.tokens = min(bucket.capacity, bucket.tokens + (now - bucket.last) * bucket.rate)
+            bucket.last = now
+            return bucket.tokens >= 1
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root = tmp_path_factory.mktemp("rerank-repo")
+    for path, text in FILES.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    built = Index.build(root, index_dir=tmp_path_factory.mktemp("rerank-index"))
+    yield built
+    built.close()
+
+
+def chunk_of(index: Index, path: str) -> int:
+    reader = index.reader
+    file_id = next(f.id for f in reader.files if f.path == path)
+    return int(reader.file_chunk_offsets[file_id])
+
+
+def test_definition_outranks_mentions(index: Index):
+    results = index.search("SessionStore").results
+    assert results[0].path == "store/session_store.py"
+    assert results[0].adjustments["definition"] > 0
+    # Without the signals, fusion alone may put a chunk that mentions it more often first; with
+    # them the definition is first whatever fusion did.
+    scored = {c: 1.0 for c in (chunk_of(index, "web/handlers.py"), chunk_of(index, "tests/test_handlers.py"))}
+    adjusted = rerank(index.reader, "SessionStore", classify("SessionStore"), scored)
+    definition = chunk_of(index, "store/session_store.py")
+    assert definition in adjusted, "a definition fusion did not bring is added"
+    assert adjusted[definition].apply(0.0) > max(a.apply(scored[c]) for c, a in adjusted.items() if c != definition)
+
+
+def test_tests_are_demoted_and_signals_switch_off(index: Index):
+    reader = index.reader
+    test_chunk = chunk_of(index, "tests/test_handlers.py")
+    query = "what keeps a login session"
+    adjusted = rerank(reader, query, classify(query), {test_chunk: 1.0})
+    assert adjusted[test_chunk].factor == SECONDARY_CODE
+    off = rerank(reader, query, classify(query), {test_chunk: 1.0}, Signals(secondary=False))
+    assert off[test_chunk].factor == 1.0
+
+
+def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
+    reader = index.reader
+    query = "how does the rate limiter refill tokens"
+    limiter, handlers = chunk_of(index, "ratelimit/limiter.py"), chunk_of(index, "web/handlers.py")
+    adjusted = rerank(reader, query, classify(query), {limiter: 1.0, handlers: 1.0})
+    assert adjusted[limiter].path > 0 and adjusted[handlers].path == 0
+    results = index.search(query).results
+    assert results[0].path == "ratelimit/limiter.py"
+    # The explanation adds up to the score.
+    for hit in results:
+        fused = sum(p.contribution for p in hit.modalities.values())
+        bonus = hit.adjustments.get("definition", 0.0) + hit.adjustments.get("path", 0.0)
+        assert hit.score == pytest.approx((fused + bonus) * hit.adjustments.get("secondary_code_factor", 1.0))
