@@ -29,11 +29,13 @@ from functools import lru_cache
 
 from maguyva.index.reader import IndexReader
 from maguyva.query.classify import Classification
-from maguyva.query.retrievers.structural import symbol_table
+from maguyva.query.retrievers.structural import SymbolTable, symbol_table
 from maguyva.query.tokens import STOPWORDS, split_identifier
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
+#: Path agreement bonus, in units of the best fused score, for a path matching every word.
+PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
 PATH_MIN_SHARE = 0.10
 #: Definition bonus, in units of the best fused score: for a question that is a name, for
@@ -106,7 +108,8 @@ def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
 
 
 def _file_named_after(path: str, name: str) -> bool:
-    stem = path.rsplit("/", 1)[-1].split(".")[0].lower()
+    """`SqlMapper.cs` is named after SqlMapper; `SqlMapper.Async.cs` holds part of it."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     bare = stem.replace("_", "")
     name = name.lower()
     return name in (stem, bare, stem.rstrip("s"), bare.rstrip("s"))
@@ -120,12 +123,18 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
     return _CAMEL_IN_SENTENCE.findall(query), DEFINITION_BONUS_IN_SENTENCE
 
 
+def defined_as(table: SymbolTable, name: str) -> list[int]:
+    """The symbols named `name`, or `$name`: JavaScript and PHP code marks core or internal
+    definitions with a `$` that questions leave out ("ZodType" for `$ZodType`)."""
+    return [*table.by_name.get(name, ()), *table.by_name.get("$" + name, ())]
+
+
 def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> dict[int, float]:
     """chunk -> bonus (in units of the best score) for the chunks defining one of `names`."""
     table = symbol_table(reader)
     bonuses: dict[int, float] = {}
     for name in names:
-        symbols = [s for s in table.by_name.get(name, ()) if table.kind[s] not in _VALUE_KINDS]
+        symbols = [s for s in defined_as(table, name) if table.kind[s] not in _VALUE_KINDS]
         types = [s for s in symbols if table.kind[s] in TYPE_KINDS]
         for s in types or symbols:
             chunk = table.chunk[s]
@@ -182,7 +191,7 @@ def rerank(
         share = matched_share(words, path_words(info.path)) if words else 0.0
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
-            path=best * share if share >= PATH_MIN_SHARE else 0.0,
+            path=PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
             factor=SECONDARY_CODE if signals.secondary and is_secondary_path(info.path, info.language) else 1.0,
         )
     return adjustments

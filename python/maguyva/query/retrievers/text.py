@@ -17,6 +17,8 @@ import numpy as np
 
 from maguyva.index.reader import IndexReader
 from maguyva.query.retrievers.base import Candidate, Query
+from maguyva.query.rerank import defined_as
+from maguyva.query.retrievers.structural import symbol_table
 from maguyva.query.tokens import STOPWORDS as ENGLISH_STOPWORDS
 
 # BM25's usual constants: k1 sets how fast repeated matches saturate, b how much length counts.
@@ -97,6 +99,7 @@ class TextRetriever:
         all_lengths = reader.chunk_lines
         norm = K1 * (1 - B + B * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
         scores = (weights * idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
+        _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
         return [Candidate(int(ids[i]), float(scores[i])) for i in order]
 
@@ -108,6 +111,19 @@ class TextRetriever:
         if classification.intent == "exact_match" and classification.subject:
             return [Term(classification.subject, True, 1.0)]
         return query_terms(query.text)
+
+
+def _definitions_first(reader: IndexReader, query: Query, ids: np.ndarray, scores: np.ndarray) -> None:
+    """An exact-match literal that is a name ("ZodError", "ECONNREFUSED") is found where it is
+    defined as well as everywhere it is used: the chunks defining it go first, by raising their
+    scores above every other (in place)."""
+    subject = query.classification.subject
+    if query.classification.intent != "exact_match" or not subject or not subject.isidentifier() or not len(ids):
+        return
+    table = symbol_table(reader)
+    defining = [chunk for symbol in defined_as(table, subject) if (chunk := table.chunk[symbol]) >= 0]
+    if defining:
+        scores[np.isin(ids, defining)] += scores.max()
 
 
 def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
