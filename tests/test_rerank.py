@@ -153,3 +153,66 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
         fused = sum(p.contribution for p in hit.modalities.values())
         bonus = hit.adjustments.get("definition", 0.0) + hit.adjustments.get("path", 0.0)
         assert hit.score == pytest.approx((fused + bonus) * hit.adjustments.get("secondary_code_factor", 1.0))
+
+
+SPAN_FILES = {
+    "pkg/codec.py": '''\
+        def encode(value):
+            return "<" + value + ">"
+
+
+        def wrap_one(x):
+            return encode(x)
+
+
+        def wrap_two(x):
+            return encode(x) + "!"
+
+
+        def wrap_three(x):
+            return encode(x) * 2
+        ''',
+    "pkg/errors.py": '''\
+        MESSAGE = "value out of range"
+
+
+        def check(v):
+            if v > 10:
+                raise ValueError("value out of range")
+            if v < 0:
+                raise ValueError("value out of range")
+            return v
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def span_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root = tmp_path_factory.mktemp("span-repo")
+    for path, text in SPAN_FILES.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    built = Index.build(root, index_dir=tmp_path_factory.mktemp("span-index"))
+    yield built
+    built.close()
+
+
+def test_each_caller_is_its_own_result(span_index: Index):
+    # The three small callers share one chunk; each is an answer of its own, with its lines.
+    response = span_index.search("who calls encode")
+    assert response.intent == "find_references"
+    spans = {(h.symbol, h.start_line, h.end_line) for h in response.results}
+    callers = {(h.start_line, h.end_line) for h in response.results}
+    assert {(5, 6), (9, 10), (13, 14)} <= callers, spans
+    assert len({h.chunk for h in response.results}) < len(response.results)
+
+
+def test_each_matching_line_is_its_own_result(span_index: Index):
+    response = span_index.search('"value out of range"')
+    assert response.intent == "exact_match"
+    lines = [(h.path, h.start_line, h.end_line) for h in response.results]
+    assert sorted(lines) == [("pkg/errors.py", n, n) for n in (1, 6, 8)]
+    assert all("value out of range" in h.snippet for h in response.results)
+    # top_k counts answers, not chunks.
+    assert len(span_index.search('"value out of range"', top_k=2).results) == 2

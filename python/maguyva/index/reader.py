@@ -128,6 +128,18 @@ class IndexReader:
         return [tuple(row) for row in self.sql("SELECT file_id, start_line FROM symbols ORDER BY id")]
 
     @cached_property
+    def symbol_ends(self) -> list[int]:
+        """The last line of every symbol, by symbol id."""
+        return [row[0] for row in self.sql("SELECT end_line FROM symbols ORDER BY id")]
+
+    def node_span(self, node: int) -> tuple[int, int] | None:
+        """The lines of a graph node that is a symbol (None for a file)."""
+        if node < len(self.files):
+            return None
+        symbol = node - len(self.files)
+        return self.symbol_locations[symbol][1], self.symbol_ends[symbol]
+
+    @cached_property
     def symbols_by_name(self) -> dict[str, list[int]]:
         """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix)."""
         table: dict[str, list[int]] = {}

@@ -56,6 +56,13 @@ WEIGHTS: Mapping[str, Mapping[str, float]] = MappingProxyType(
 #: one file are two answers, so those intents rank chunks, not files.
 ONE_RESULT_PER_FILE: frozenset[str] = frozenset({FIND_DEFINITION, UNDERSTAND_CODE, FIND_SIMILAR})
 
+#: Intents whose answer is finer than a chunk, and the modality that finds it: each calling
+#: function of a reference or a dependant (graph), each line holding an exact string (text). A
+#: result chunk holding several such answers is shown as one result per answer.
+ANSWER_SPAN_MODALITY: Mapping[str, str] = MappingProxyType(
+    {FIND_REFERENCES: "graph", IMPACT_ANALYSIS: "graph", EXACT_MATCH: "text"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:

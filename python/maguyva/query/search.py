@@ -14,7 +14,7 @@ from maguyva.embed import Embedder, make_embedder
 from maguyva.index.reader import IndexReader
 from maguyva.query import route
 from maguyva.query.classify import Classification, classify
-from maguyva.query.intents import ONE_RESULT_PER_FILE
+from maguyva.query.intents import ANSWER_SPAN_MODALITY, ONE_RESULT_PER_FILE
 from maguyva.query.rerank import Adjustment, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
@@ -150,16 +150,27 @@ class Searcher:
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         if adjust:
             order = _best_per_file(order, reader.chunk_file)
-        return [
-            self._hit(chunk, scored[chunk], parts.get(chunk, {}), adjustments.get(chunk)) for chunk in order[:top_k]
-        ]
+        spans = _answer_spans(classification.intent, lists)
+        hits: list[Hit] = []
+        for chunk in order:
+            for span in spans.get(chunk) or (None,):
+                hits.append(self._hit(chunk, scored[chunk], parts.get(chunk, {}), adjustments.get(chunk), span))
+            if len(hits) >= top_k:
+                break
+        return hits[:top_k]
 
     def _hit(
-        self, chunk: int, score: float, parts: dict[str, ModalityPart], adjustment: Adjustment | None = None
+        self,
+        chunk: int,
+        score: float,
+        parts: dict[str, ModalityPart],
+        adjustment: Adjustment | None = None,
+        span: tuple[int, int] | None = None,
     ) -> Hit:
+        """The result showing `chunk`, or only the lines `span` of it."""
         reader = self.reader
         file_id = int(reader.chunk_file[chunk])
-        start, end = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
+        start, end = span or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
         lines = reader.lines_between(file_id, start, min(end, start - 1 + SNIPPET_LINES))
         return Hit(
             path=reader.files[file_id].path,
@@ -175,6 +186,14 @@ class Searcher:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+def _answer_spans(intent: str, lists: dict[str, list[Candidate]]) -> dict[int, tuple[tuple[int, int], ...]]:
+    """chunk -> the answers inside it, for the intents whose answers are finer than chunks."""
+    modality = ANSWER_SPAN_MODALITY.get(intent)
+    if modality is None or modality not in lists:
+        return {}
+    return {c.chunk: c.spans for c in lists[modality] if c.spans}
 
 
 def _best_per_file(order: list[int], chunk_file: np.ndarray) -> list[int]:

@@ -16,6 +16,9 @@ class Candidate:
 
     chunk: int
     score: float
+    #: The answers inside the chunk, when they are finer than it, as (first, last) lines in
+    #: order: the calling functions of a reference, the matching lines of an exact string.
+    spans: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

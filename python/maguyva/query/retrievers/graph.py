@@ -146,15 +146,23 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
 
 
 def _as_chunks(reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int) -> list[Candidate]:
-    """The chunk showing each node, first occurrence kept, at most `limit`."""
-    seen: set[int] = set()
-    out: list[Candidate] = []
+    """The chunk showing each node, first occurrence kept, at most `limit`; each with the spans
+    of the symbols found in it (two callers defined in one chunk are two answers)."""
+    order: list[int] = []
+    best: dict[int, float] = {}
+    spans: dict[int, list[tuple[int, int]]] = {}
     for node, score in scored_nodes:
         chunk = reader.node_chunk(node)
-        if chunk is None or chunk in seen:
+        if chunk is None:
             continue
-        seen.add(chunk)
-        out.append(Candidate(chunk, score))
-        if len(out) == limit:
-            break
-    return out
+        if chunk not in best:
+            if len(order) == limit:
+                continue
+            order.append(chunk)
+            best[chunk] = score
+            spans[chunk] = []
+        # A file node (code at module level) is answered by the chunk itself.
+        span = reader.node_span(node) or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
+        if span not in spans[chunk]:
+            spans[chunk].append(span)
+    return [Candidate(chunk, best[chunk], tuple(spans[chunk])) for chunk in order]

@@ -78,15 +78,16 @@ class TextRetriever:
         if not terms or len(reader.chunk_file) == 0:
             return []
         n, width = len(reader.chunk_file), len(terms)
-        term_ids, chunks = _line_chunks(reader, terms)
+        term_ids, chunks, lines = _line_chunks(reader, terms)
         found = np.bincount(term_ids, minlength=width)
         # A quoted phrase that occurs nowhere with its case is looked for in any case.
         retry = [t for t, term in enumerate(terms) if term.case_sensitive and found[t] == 0]
         if retry:
             again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
-            more_terms, more_chunks = _line_chunks(reader, again)
+            more_terms, more_chunks, more_lines = _line_chunks(reader, again)
             term_ids = np.concatenate([term_ids, np.asarray(retry, dtype=np.int64)[more_terms]])
             chunks = np.concatenate([chunks, more_chunks])
+            lines = np.concatenate([lines, more_lines])
         if len(chunks) == 0:
             return []
         # One dense count table, built without a Python loop over chunks: entry (chunk, term).
@@ -101,7 +102,8 @@ class TextRetriever:
         scores = (weights * idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
         _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
-        return [Candidate(int(ids[i]), float(scores[i])) for i in order]
+        spans = _matching_lines(chunks, lines, ids[order]) if query.classification.intent == "exact_match" else {}
+        return [Candidate(int(ids[i]), float(scores[i]), spans.get(int(ids[i]), ())) for i in order]
 
     @staticmethod
     def terms(query: Query) -> list[Term]:
@@ -111,6 +113,17 @@ class TextRetriever:
         if classification.intent == "exact_match" and classification.subject:
             return [Term(classification.subject, True, 1.0)]
         return query_terms(query.text)
+
+
+def _matching_lines(chunks: np.ndarray, lines: np.ndarray, wanted: np.ndarray) -> dict[int, tuple[tuple[int, int], ...]]:
+    """chunk -> its matching lines as one-line spans, for the chunks in `wanted`: the answer to
+    an exact-string question is each line holding it."""
+    keep = np.isin(chunks, wanted)
+    pairs = np.unique(np.stack([chunks[keep], lines[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2))
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for chunk, line in pairs.tolist():
+        spans.setdefault(int(chunk), []).append((int(line), int(line)))
+    return {chunk: tuple(found) for chunk, found in spans.items()}
 
 
 def _definitions_first(reader: IndexReader, query: Query, ids: np.ndarray, scores: np.ndarray) -> None:
@@ -126,9 +139,9 @@ def _definitions_first(reader: IndexReader, query: Query, ids: np.ndarray, score
         scores[np.isin(ids, defining)] += scores.max()
 
 
-def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
-    """For every line holding a term: the term's index and the chunk holding the line (one
-    entry per line, so repeats count), from a single call into the index."""
+def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every line holding a term: the term's index, the chunk holding the line and the line
+    (one entry per line, so repeats count), from a single call into the index."""
     term_ids, docs, lines = reader.text.search_lines(
         [term.text for term in terms], [not term.case_sensitive for term in terms]
     )
@@ -139,4 +152,4 @@ def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np
     # Within a file, the chunk holding a line is the last one starting at or before it
     # (a line in a gap between chunks goes to the chunk before the gap).
     position = np.searchsorted(reader.chunk_start_key, (docs << 32) + lines, side="right") - 1
-    return term_ids[keep], np.clip(position, first, last)[keep]
+    return term_ids[keep], np.clip(position, first, last)[keep], lines[keep]
