@@ -186,12 +186,18 @@ def rerank(
     is_name_question = classification.rule in _NAME_RULES and bool(classification.subject) and bool(definition)
     words = question_words(query) if signals.paths and not is_name_question else frozenset()
     adjustments = {}
+    # Both signals depend on the file only: worked out once per file.
+    per_file: dict[int, tuple[float, float]] = {}
     for chunk in scored.keys() | definition.keys():
-        info = reader.files[int(reader.chunk_file[chunk])]
-        share = matched_share(words, path_words(info.path)) if words else 0.0
-        adjustments[chunk] = Adjustment(
-            definition=definition.get(chunk, 0.0),
-            path=PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-            factor=SECONDARY_CODE if signals.secondary and is_secondary_path(info.path, info.language) else 1.0,
-        )
+        file_id = int(reader.chunk_file[chunk])
+        known = per_file.get(file_id)
+        if known is None:
+            info = reader.files[file_id]
+            share = matched_share(words, path_words(info.path)) if words else 0.0
+            secondary = signals.secondary and is_secondary_path(info.path, info.language)
+            known = per_file[file_id] = (
+                PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
+                SECONDARY_CODE if secondary else 1.0,
+            )
+        adjustments[chunk] = Adjustment(definition=definition.get(chunk, 0.0), path=known[0], factor=known[1])
     return adjustments

@@ -134,15 +134,20 @@ class Searcher:
             reader.chunk_file if per_file and not adjust else reader.chunk_ids,
             sum(len(found) for found in lists.values()) if adjust else top_k,
         )
-        parts = {
-            chunk: {
+        chunk_list = chunks.tolist()
+        row_of = {chunk: i for i, chunk in enumerate(chunk_list)}
+
+        def parts(chunk: int) -> dict[str, ModalityPart]:
+            i = row_of.get(chunk)
+            if i is None:  # brought by a post-fusion signal, not by a modality
+                return {}
+            return {
                 name: ModalityPart(int(ranks[i, j]), float(contributions[i, j]))
                 for j, name in enumerate(names)
                 if ranks[i, j] >= 0
             }
-            for i, chunk in enumerate(chunks.tolist())
-        }
-        scored = dict(zip(chunks.tolist(), scores.tolist()))
+
+        scored = dict(zip(chunk_list, scores.tolist()))
         adjustments: dict[int, Adjustment] = {}
         if adjust:
             adjustments = rerank(reader, query, classification, scored, self.signals)
@@ -154,7 +159,7 @@ class Searcher:
         hits: list[Hit] = []
         for chunk in order:
             for span in spans.get(chunk) or (None,):
-                hits.append(self._hit(chunk, scored[chunk], parts.get(chunk, {}), adjustments.get(chunk), span))
+                hits.append(self._hit(chunk, scored[chunk], parts(chunk), adjustments.get(chunk), span))
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
