@@ -123,3 +123,41 @@ def test_no_index_and_no_permission_to_build_one(repo, tmp_path, capsys, monkeyp
     err = capsys.readouterr().err
     assert err.startswith("maguyva: ") and err.count("\n") == 1
     assert "Permission denied" in err and "locked" in err
+
+
+def test_search_answers_from_the_files_on_disk(repo, capsys):
+    assert main(["index", str(repo), "--quiet"]) == 0
+    (repo / "src" / "retry.py").write_text("def retry(fn):\n    raise TimeoutError('ETIMEDOUT after retries')\n")
+    out = search_json(capsys, '"ETIMEDOUT"', str(repo))
+    assert [r["path"] for r in out["results"]] == ["src/retry.py"]
+    (repo / "src" / "config.py").unlink()
+    out = search_json(capsys, '"ECONNREFUSED"', str(repo))
+    assert "src/config.py" not in [r["path"] for r in out["results"]]
+
+
+def test_search_several_repositories_as_one(repo, tmp_path, capsys):
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    (other / "lib" / "net.js").write_text("function connect() {\n  throw new Error('ECONNREFUSED on connect');\n}\n")
+    out = search_json(capsys, '"ECONNREFUSED"', str(repo), str(other))
+    assert {(r["repo"], r["path"]) for r in out["results"]} == {("repo", "src/config.py"), ("other", "lib/net.js")}
+    assert main(["search", '"ECONNREFUSED"', str(repo), str(other)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
+    assert sorted(line.split(":")[0] for line in lines) == ["other", "repo"]
+    assert main(["search", "x", str(repo), str(other), "--index-dir", str(tmp_path / "i")]) == 2
+    assert "--index-dir applies to one repository" in capsys.readouterr().err
+
+
+def test_mcp_help_shows_the_tools_and_a_configuration(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["mcp", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for tool in ("search(query", "find_symbol(name", "callers(symbol", "impact(symbol", "find_related(path", "index_status("):
+        assert tool in text
+    assert '"command": "maguyva", "args": ["mcp"' in text
+
+
+def test_mcp_with_a_missing_path_is_one_line(capsys):
+    assert main(["mcp", "/no/such/path"]) == 2
+    assert capsys.readouterr().err.strip() == "maguyva: path not found: /no/such/path"

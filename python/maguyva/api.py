@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from maguyva.embed import Embedder
 from maguyva.index import store
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
+from maguyva.index.freshness import Changes, FreshnessCheck
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse
@@ -23,12 +25,23 @@ class Index:
     per-user cache folder keyed by the repository's absolute path (`MAGUYVA_HOME` moves it).
     """
 
-    def __init__(self, reader: IndexReader, summary: BuildSummary | None = None):
+    def __init__(
+        self,
+        reader: IndexReader,
+        summary: BuildSummary | None = None,
+        *,
+        embedder: Callable[[], Embedder] | None = None,
+    ):
         self.reader = reader
         #: What the build that produced this object did (None when opened).
         self.summary = summary
+        # Makes the query embedder; by default one of the kind that embedded the index. Passing
+        # one lets successive generations of an index share a loaded model.
+        self._embedder = embedder
         self._searcher: Searcher | None = None
         self._searcher_lock = threading.Lock()
+        self._freshness: FreshnessCheck | None = None
+        self._freshness_lock = threading.Lock()
 
     def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
         """Answer `query` with at most `top_k` results, one per file, best first.
@@ -36,10 +49,24 @@ class Index:
         `preset` is "quick" (semantic only), "default" (semantic, text, structural) or
         "thorough" (all four modalities). Safe to call from several threads.
         """
+        return self.searcher.search(query, top_k=top_k, preset=preset)
+
+    @property
+    def searcher(self) -> Searcher:
+        """The query pipeline over this index (made on first use, then shared)."""
         with self._searcher_lock:
             if self._searcher is None:
-                self._searcher = Searcher(self.reader)
-        return self._searcher.search(query, top_k=top_k, preset=preset)
+                self._searcher = Searcher(self.reader, embedder=self._embedder)
+            return self._searcher
+
+    def changes(self) -> Changes:
+        """How the repository on disk differs from this index: files added, modified and
+        removed since it was built. Cheap when little changed: files are compared by size and
+        mtime, and only those that differ are read and hashed."""
+        with self._freshness_lock:
+            if self._freshness is None:
+                self._freshness = FreshnessCheck.of(self.reader)
+            return self._freshness.check()
 
     @classmethod
     def build(
@@ -55,13 +82,23 @@ class Index:
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
         reporter = progress if isinstance(progress, Progress) else Progress(enabled=None if progress else False)
         summary = build_index(root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter)
-        return cls(IndexReader(directory), summary)
+        if isinstance(embedder, str):
+            return cls(IndexReader(directory), summary)
+        # An embedder object given for the build also embeds the queries: it is already loaded.
+        model = embedder
+        return cls(IndexReader(directory), summary, embedder=lambda: model)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None) -> Index:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        embedder: Callable[[], Embedder] | None = None,
+    ) -> Index:
         root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
-        return cls(IndexReader(directory))
+        return cls(IndexReader(directory), embedder=embedder)
 
     @property
     def root(self) -> Path:

@@ -1,4 +1,5 @@
-"""The `maguyva` command line: `maguyva index [PATH]` and `maguyva search QUERY [PATH]`."""
+"""The `maguyva` command line: `maguyva index [PATH]`, `maguyva search QUERY [PATH ...]` and
+`maguyva mcp [PATH ...]`."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import Path
 
 from maguyva._core import CorruptIndexError
 from maguyva.api import Index, repository_root
+from maguyva.corpus import Corpus, CorpusResponse
+from maguyva.embed import EmbeddingError
 from maguyva.index.build import BuildSummary
 from maguyva.index.progress import Progress
-from maguyva.index.store import IndexNotFoundError, IndexStoreError
-from maguyva.query.results import SearchResponse
+from maguyva.index.store import IndexStoreError
 
 SNIPPET_LINES = 3
 
@@ -31,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`maguyva search ... | head`): not an error worth reporting.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
         return 0
-    except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError) as err:
+    except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError, EmbeddingError) as err:
         print(f"maguyva: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -50,9 +52,15 @@ def parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="print nothing but errors")
     index.set_defaults(run=run_index)
 
-    search = commands.add_parser("search", help="search a repository (indexing it first if needed)")
+    search = commands.add_parser(
+        "search",
+        help="search one or several repositories (indexing what changed first)",
+        description="Search one or several repositories as one corpus. Each keeps its own index, which "
+        "is built when missing and brought up to date (changed files re-indexed) before answering.",
+    )
     search.add_argument("query", help="the question, a name, or a \"quoted string\"")
-    search.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    search.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="repository roots, searched as one corpus (default: .)")
     search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")
     search.add_argument("--preset", choices=["quick", "default", "thorough"], default="default",
                         help="quick: semantic only; default: semantic, text, structural; thorough: all four")
@@ -61,7 +69,37 @@ def parser() -> argparse.ArgumentParser:
                         help="show intent, confidence, route and each result's per-modality ranks")
     add_index_dir(search)
     search.set_defaults(run=run_search)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve repositories to coding agents over the Model Context Protocol (stdio)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=MCP_DESCRIPTION,
+    )
+    mcp.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                     help="repository roots to serve, searched as one corpus (default: .)")
+    mcp.add_argument("--embedder", choices=["local", "voyage"], default="local",
+                     help="embedding provider for repositories not indexed yet (default: local)")
+    mcp.set_defaults(run=run_mcp)
     return top
+
+
+MCP_DESCRIPTION = """\
+Serve the repositories at PATH ... to a coding agent over the Model Context Protocol (stdio).
+Each repository keeps its own index (built on start when missing); before every answer the
+server checks what changed on disk and re-indexes those files.
+
+tools:
+  search(query, repo?, top_k?, preset?)   ask anything: intent, route and ranked results
+  find_symbol(name, kind?, repo?)         where a symbol is defined
+  callers(symbol, depth?, repo?)          who calls it (transitively up to depth)
+  impact(symbol, depth?, repo?)           everything that depends on it
+  find_related(path, line, repo?, top_k?) code like the code at a location
+  index_status(repo?)                     what is indexed, how fresh, what was skipped
+
+configure an agent (the "mcpServers" entry of Claude Code's .mcp.json, Claude Desktop, Cursor):
+  {"mcpServers": {"maguyva": {"command": "maguyva", "args": ["mcp", "/path/to/repo"]}}}
+"""
 
 
 def add_index_dir(command: argparse.ArgumentParser) -> None:
@@ -97,32 +135,47 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError("the query is empty")
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
-    root = repository_root(args.path)
-    try:
-        index = Index.open(root, index_dir=args.index_dir)
-    except IndexNotFoundError:
-        index = Index.build(root, index_dir=args.index_dir, progress=Progress())
-    response = index.search(args.query, top_k=args.top_k, preset=args.preset)
-    if args.json:
-        print(json.dumps(response.to_dict(), indent=2))
-    else:
-        print_response(response, explain=args.explain)
+    if args.index_dir is not None and len(args.paths) > 1:
+        raise UsageError("--index-dir applies to one repository; leave it out to search several")
+    with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
+        answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset)
+        if args.json:
+            # One repository answers in Index.search's shape; several add each result's "repo".
+            several = len(corpus.repositories) > 1
+            print(json.dumps(answer.to_dict() if several else answer.response.to_dict(), indent=2))
+        else:
+            print_response(answer, explain=args.explain, several=len(corpus.repositories) > 1)
     return 0
 
 
-def print_response(response: SearchResponse, explain: bool) -> None:
+def run_mcp(args: argparse.Namespace) -> int:
+    from maguyva.mcp_server import serve  # the MCP SDK is imported only to serve
+
+    for path in args.paths:
+        repository_root(path)  # a wrong path is reported now, not as every tool call's error
+    serve(args.paths, embedder=args.embedder)
+    return 0
+
+
+def print_response(answer: CorpusResponse, explain: bool, several: bool = False) -> None:
+    response = answer.response
     if explain:
         subject = f", subject {response.subject!r}" if response.subject else ""
+        reindexed = sum(r.build.parsed_files for r in answer.refreshes.values() if r.build is not None)
         print(
             f"intent {response.intent} ({response.confidence:.2f}, rule {response.rule}{subject}); "
             f"route {response.fusion_strategy} over {', '.join(response.modalities_run)}; "
-            f"{response.elapsed_ms:.1f} ms"
+            f"{response.elapsed_ms:.1f} ms; {reindexed} files re-indexed first"
         )
+    for refresh in answer.refreshes.values():
+        if refresh.stale_reason:
+            say(f"maguyva: {refresh.stale_reason}")
     if not response.results:
         print("no results")
-    for hit in response.results:
+    for repo, hit in zip(answer.repos, response.results):
         symbol = f"  {hit.symbol}" if hit.symbol else ""
-        print(f"{hit.path}:{hit.start_line}-{hit.end_line}{symbol}")
+        where = f"{repo}:{hit.path}" if several else hit.path
+        print(f"{where}:{hit.start_line}-{hit.end_line}{symbol}")
         if explain:
             parts = ", ".join(
                 f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,6 +46,16 @@ class FileRecord:
     references: list[Reference]
     #: (len(chunks), code bytes) when carried over from the previous generation.
     codes: np.ndarray | None = None
+
+
+class SkippedFile(NamedTuple):
+    """A file the walk found but the index left out (binary, unreadable...), with the stat it
+    had, so that a later freshness check knows it is not new."""
+
+    path: str
+    reason: str
+    size: int
+    mtime_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +97,17 @@ def build_index(
     with store.build_lock(index_dir):
         clock = time.perf_counter()
         previous = load_previous_records(index_dir, model)
+        # Taken before the walk: a file modified after this instant may have changed after
+        # its stat was taken, so the freshness check hashes it (see index/freshness.py).
+        walked_at_ns = time.time_ns()
         walked, walk_skipped = walk(root, max_file_size=max_file_size)
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         skipped = Counter(walk_skipped)
-        records, texts, parsed = collect_records(walked, contents, previous, skipped, progress)
+        skipped_files: list[SkippedFile] = []
+        records, texts, parsed = collect_records(walked, contents, previous, skipped, progress, skipped_files)
         stages["parse"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -102,7 +117,12 @@ def build_index(
         clock = time.perf_counter()
         generation = store.new_generation(index_dir)
         try:
-            counts = write_generation(generation, root, records, texts, model, dict(+skipped))
+            walk_state = {
+                "walked_at_ns": walked_at_ns,
+                "max_file_size": max_file_size,
+                "skipped_files": [list(f) for f in skipped_files],
+            }
+            counts = write_generation(generation, root, records, texts, model, dict(+skipped), walk_state)
             store.publish(index_dir, generation)
         except BaseException:
             shutil.rmtree(generation, ignore_errors=True)
@@ -132,9 +152,11 @@ def collect_records(
     previous: dict[str, FileRecord],
     skipped: Counter[str],
     progress: Progress,
+    skipped_files: list[SkippedFile] | None = None,
 ) -> tuple[list[FileRecord], list[bytes], int]:
     """A record per readable file, reusing the previous one where the content is unchanged.
-    Returns the records, their contents, and how many files were parsed anew."""
+    Returns the records, their contents, and how many files were parsed anew; files the walk
+    found but could not index are counted in `skipped` and listed in `skipped_files`."""
     records: list[FileRecord] = []
     texts: list[bytes] = []
     parsed = 0
@@ -143,6 +165,8 @@ def collect_records(
         progress.advance()
         if isinstance(content, str):  # the reason the file was skipped
             skipped[content] += 1
+            if skipped_files is not None:
+                skipped_files.append(SkippedFile(path.as_posix(), content, size, mtime_ns))
             continue
         rel = path.as_posix()
         digest = hashlib.sha256(content).hexdigest()
@@ -243,8 +267,11 @@ def write_generation(
     texts: list[bytes],
     model: Embedder,
     skipped: dict[str, int],
+    walk_state: dict[str, object] | None = None,
 ) -> dict[str, int]:
-    """Write the metadata, the trigram index and the codes of `records` into `generation`."""
+    """Write the metadata, the trigram index and the codes of `records` into `generation`;
+    `walk_state` (when the walk started, its size limit, the files it skipped) goes into the
+    metadata for the freshness check."""
     text_index, binary = TrigramIndex.build(list(enumerate(texts)))
     if binary:  # read_files already left binary files out, by the same rule
         raise RuntimeError(f"binary content reached the text index: documents {binary}")
@@ -279,6 +306,7 @@ def write_generation(
                 "skipped": skipped,
                 "built_at": time.time(),
                 **{f"count_{k}": v for k, v in counts.items()},
+                **(walk_state or {}),
             },
         )
         db.commit()

@@ -1,0 +1,545 @@
+"""Several repositories searched as one corpus, each keeping its own index.
+
+    corpus = Corpus.open(["path/to/service", "path/to/library"])
+    answer = corpus.search("how are failed requests retried")
+    for repo, hit in zip(answer.repos, answer.results):
+        repo, hit.path, hit.start_line
+
+Every answer first brings the repositories it reads up to date (`Repository.refresh`).
+
+Each repository answers with its own index and the whole of `Index.search` (classification,
+routing, its modalities fused, its ranking), so with one repository the answer is exactly
+`Index.search`'s. Several answers are fused by the same weighted Reciprocal Rank Fusion loop
+(`maguyva.rrf_fuse`, one call), each repository's ranking one list of equal weight: a result's
+place depends on its rank within its own repository, so each repository's best answer ranks
+beside the others' best, and a larger repository, however many candidates it has, does not push
+a smaller one out of the top results. Answers that are not comparable are left out first: a
+fallback answer beside a direct one, a lookalike of a name beside its exact definition
+(`_comparable_answers`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from maguyva import navigate
+from maguyva._core import rrf_fuse
+from maguyva.api import Index, repository_root
+from maguyva.embed import Embedder
+from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
+from maguyva.index.progress import Progress
+from maguyva.index.reader import IndexReader
+from maguyva.query import route
+from maguyva.query.classify import classify
+from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
+from maguyva.query.results import Hit, SearchResponse
+from maguyva.repository import LOCK_WAIT_SECONDS, Refresh, Repository
+
+#: A location's chunk used as a find_similar question is cut to this many lines and characters:
+#: the start of a long function says what it is; its whole body would only dilute the terms.
+RELATED_MAX_LINES = 40
+RELATED_MAX_CHARS = 2000
+#: A graph walk starts from at most this many definitions of the name asked about.
+MAX_SEEDS = 16
+
+
+class RequestError(ValueError):
+    """A question that cannot be answered as asked (one sentence saying why)."""
+
+
+class UnknownRepositoryError(RequestError):
+    """The question names a repository the corpus does not hold."""
+
+
+class OutsideRootsError(RequestError):
+    """The question names a path outside every repository of the corpus."""
+
+
+class NotIndexedError(RequestError):
+    """The question names a file (or line) the index does not hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusResponse:
+    """The answer to one question over a corpus."""
+
+    #: Intent, route and results, as `Index.search` answers them; paths are relative to the
+    #: root of each result's repository.
+    response: SearchResponse
+    #: The repository of each result, in order.
+    repos: tuple[str, ...]
+    #: Size in bytes of each result's whole file (as indexed), in order.
+    file_sizes: tuple[int, ...]
+    #: What bringing each repository up to date took before answering.
+    refreshes: dict[str, Refresh] = field(default_factory=dict)
+
+    @property
+    def results(self) -> list[Hit]:
+        return self.response.results
+
+    def to_dict(self) -> dict[str, object]:
+        """`SearchResponse.to_dict()` with each result's repository under "repo"."""
+        out = self.response.to_dict()
+        results: list[dict[str, object]] = out["results"]  # type: ignore[assignment]
+        out["results"] = [{"repo": repo, **hit} for repo, hit in zip(self.repos, results)]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GraphAnswer:
+    """Definitions found by name and the code that depends on them."""
+
+    definitions: list[tuple[str, navigate.Definition]]
+    #: (repository, dependant), nearest first, at most the limit asked for.
+    dependants: list[tuple[str, navigate.Dependant]]
+    #: How many dependants there are in all.
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A line of an indexed file and the chunk that holds it."""
+
+    repo: str
+    path: str
+    line: int
+    start_line: int
+    end_line: int
+    symbol: str | None
+    chunk: int
+
+
+class Corpus:
+    """Repositories answered as one. Thread-safe."""
+
+    def __init__(self, repositories: Sequence[Repository]):
+        if not repositories:
+            raise ValueError("a corpus needs at least one repository")
+        names = [r.name for r in repositories]
+        if len(set(names)) != len(names):
+            raise ValueError(f"repository names must be distinct, not {names}")
+        self.repositories: tuple[Repository, ...] = tuple(repositories)
+        self._by_name = {r.name: r for r in repositories}
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="maguyva-corpus")
+
+    @classmethod
+    def open(
+        cls,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        embedder: str | Embedder = "local",
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        lock_wait: float = LOCK_WAIT_SECONDS,
+        progress: Progress | None = None,
+    ) -> Corpus:
+        """A corpus of the repositories at `paths` (named after their folders, made distinct
+        with parent folders where two share a name). `index_dir` is for a single repository."""
+        if index_dir is not None and len(paths) != 1:
+            raise ValueError("index_dir applies to one repository; leave it out to index several")
+        roots: list[Path] = []
+        for path in paths:
+            root = repository_root(path)
+            if root not in roots:
+                roots.append(root)
+        return cls(
+            [
+                Repository(
+                    root, name=name, index_dir=index_dir, embedder=embedder,
+                    max_file_size=max_file_size, lock_wait=lock_wait, progress=progress,
+                )
+                for root, name in zip(roots, distinct_names(roots))
+            ]
+        )  # fmt: skip
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.repositories]
+
+    def select(self, repo: str | None = None) -> list[Repository]:
+        """Every repository, or the one called `repo` (by name, or by its root's path)."""
+        if repo is None:
+            return list(self.repositories)
+        if repo in self._by_name:
+            return [self._by_name[repo]]
+        try:
+            as_path = Path(repo).expanduser().resolve()
+        except (OSError, ValueError, RuntimeError):
+            as_path = None
+        for r in self.repositories:
+            if as_path == r.root:
+                return [r]
+        raise UnknownRepositoryError(f"unknown repository {repo!r}; the repositories are {', '.join(self.names())}")
+
+    def refresh(self, repositories: Sequence[Repository] | None = None) -> dict[str, Refresh]:
+        """Bring repositories (all by default) up to date, in parallel; what each took."""
+        chosen = list(repositories) if repositories is not None else list(self.repositories)
+        if len(chosen) == 1:
+            return {chosen[0].name: chosen[0].refresh()}
+        outcomes = list(self._pool.map(lambda r: r.refresh(), chosen))
+        return {r.name: outcome for r, outcome in zip(chosen, outcomes)}
+
+    @contextmanager
+    def opened(self, repositories: Sequence[Repository]) -> Iterator[list[tuple[Repository, Index]]]:
+        """The current index of each repository, held open for the block."""
+        with ExitStack() as stack:
+            yield [(r, stack.enter_context(r.open())) for r in repositories]
+
+    # Questions ---------------------------------------------------------------------------
+
+    def search(
+        self, query: str, *, top_k: int = 10, preset: str = "default", repo: str | None = None
+    ) -> CorpusResponse:
+        """Answer `query` over the corpus (or the repository `repo`), after refreshing it."""
+        if not query.strip():
+            raise RequestError("the query is empty")
+        _check_options(top_k, preset)
+        repositories = self.select(repo)
+        refreshes = self.refresh(repositories)
+        with self.opened(repositories) as opened:
+            return self._answer(opened, query, top_k, preset, refreshes)
+
+    def find_related(
+        self, path: str, line: int, *, repo: str | None = None, top_k: int = 10, preset: str = "default"
+    ) -> tuple[Location, CorpusResponse]:
+        """Code like the code at `path`:`line` (the find_similar intent), from every
+        repository; the location's own chunk is left out."""
+        _check_options(top_k, preset)
+        owner, relative = self.locate(path, repo)
+        refreshes = self.refresh()
+        with self.opened(self.repositories) as opened:
+            index = next(index for r, index in opened if r is owner)
+            location = locate_line(owner.name, index, relative, line)
+            lines = index.reader.chunk_text(location.chunk).splitlines()[:RELATED_MAX_LINES]
+            # Pasted code is the find_similar intent (the classifier's snippet rule).
+            text = "\n".join(lines)[:RELATED_MAX_CHARS]
+            exclude = (owner.name, location.chunk)
+            return location, self._answer(opened, text, top_k, preset, refreshes, exclude)
+
+    def locate(self, path: str, repo: str | None = None) -> tuple[Repository, str]:
+        """The repository holding `path` (absolute, or relative to a repository's root) and the
+        path relative to its root. Symbolic links and `..` are resolved first, and the result
+        must lie inside the repository's root, so neither can name a file outside the roots."""
+        if not path.strip():
+            raise RequestError("the path is empty")
+        if "\0" in path:
+            raise RequestError("the path holds a NUL character")
+        candidates = self.select(repo)
+        given = Path(path)
+        if given.is_absolute():
+            resolved = _resolve(given, path)
+            inside = [r for r in candidates if resolved.is_relative_to(r.root)]
+            if not inside:
+                raise OutsideRootsError(f"path {path!r} is outside the indexed roots ({_roots(candidates)})")
+            deepest = max(inside, key=lambda r: len(r.root.parts))  # roots may nest
+            return deepest, resolved.relative_to(deepest.root).as_posix()
+        # A relative path names a file of the repository where it exists. Where it exists
+        # nowhere it may still be a file not indexed yet; but if it leads out of any root
+        # (`..`, a link), it is refused as outside.
+        existing: list[tuple[Repository, str]] = []
+        missing: list[tuple[Repository, str]] = []
+        escapes = False
+        for r in candidates:
+            target = r.root / given
+            resolved = _resolve(target, path)
+            if not resolved.is_relative_to(r.root):
+                escapes = True
+            elif os.path.lexists(target):
+                existing.append((r, resolved.relative_to(r.root).as_posix()))
+            else:
+                missing.append((r, resolved.relative_to(r.root).as_posix()))
+        if len(existing) == 1:
+            return existing[0]
+        if existing:
+            names = ", ".join(r.name for r, _ in existing)
+            raise RequestError(f"path {path!r} is in several repositories ({names}); name one with repo")
+        if escapes:
+            raise OutsideRootsError(f"path {path!r} is outside the indexed roots ({_roots(candidates)})")
+        if len(missing) == 1:
+            return missing[0]
+        raise NotIndexedError(f"{path!r} is not a file of any repository ({', '.join(self.names())})")
+
+    def find_symbol(
+        self, name: str, *, kind: str | None = None, repo: str | None = None, limit: int = 20
+    ) -> list[tuple[str, navigate.Definition]]:
+        """Definitions called `name` in each repository, best matches first."""
+        if not name.strip():
+            raise RequestError("the name is empty")
+        if kind is not None and kind not in navigate.KINDS:
+            raise RequestError(f"unknown kind {kind!r}; use one of {', '.join(navigate.KINDS)}")
+        repositories = self.select(repo)
+        self.refresh(repositories)
+        found: list[tuple[str, navigate.Definition]] = []
+        with self.opened(repositories) as opened:
+            for r, index in opened:
+                found.extend((r.name, d) for d in navigate.find_definitions(index.reader, name, kind, limit))
+        # As within one repository, the best tier found anywhere hides the weaker ones.
+        best = min((d.tier for _, d in found), default=0)
+        found = [item for item in found if item[1].tier == best]
+        found.sort(key=lambda item: navigate.definition_order(item[1]))
+        return found[:limit]
+
+    def callers(self, symbol: str, *, depth: int = 1, repo: str | None = None, limit: int = 50) -> GraphAnswer:
+        """The definitions called `symbol` and the code calling them, through up to `depth`
+        calls, nearest first (at most `limit`)."""
+        return self._walk(symbol, depth, repo, limit, navigate.callers)
+
+    def impact(self, symbol: str, *, depth: int = 3, repo: str | None = None, limit: int = 100) -> GraphAnswer:
+        """The definitions called `symbol` and everything that depends on them (calls,
+        imports, inherits) within `depth` edges, nearest first (at most `limit`)."""
+        return self._walk(symbol, depth, repo, limit, navigate.impact)
+
+    def _walk(
+        self,
+        symbol: str,
+        depth: int,
+        repo: str | None,
+        limit: int,
+        walk: Callable[[IndexReader, list[navigate.Definition], int, int], tuple[list[navigate.Dependant], int]],
+    ) -> GraphAnswer:
+        if not symbol.strip():
+            raise RequestError("the symbol is empty")
+        if depth < 1:
+            raise RequestError(f"depth must be at least 1, not {depth}")
+        repositories = self.select(repo)
+        self.refresh(repositories)
+        with self.opened(repositories) as opened:
+            found = [
+                (r, index, navigate.find_definitions(index.reader, symbol, limit=MAX_SEEDS)) for r, index in opened
+            ]
+            tiers = [d.tier for _, _, defs in found for d in defs]
+            # The best match anywhere decides: an exact name in one repository hides a
+            # case-insensitive lookalike in another.
+            best = min(tiers, default=0)
+            definitions: list[tuple[str, navigate.Definition]] = []
+            dependants: list[tuple[str, navigate.Dependant]] = []
+            total = 0
+            for r, index, defs in found:
+                seeds = [d for d in defs if d.tier == best]
+                if not seeds:
+                    continue
+                walked, count = walk(index.reader, seeds, depth, limit)
+                definitions.extend((r.name, d) for d in seeds)
+                dependants.extend((r.name, d) for d in walked)
+                total += count
+        dependants.sort(key=lambda item: item[1].depth)  # stable: repositories in order within a depth
+        return GraphAnswer(definitions, dependants[:limit], total)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+        for r in self.repositories:
+            r.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Fusion ------------------------------------------------------------------------------
+
+    def _answer(
+        self,
+        opened: list[tuple[Repository, Index]],
+        query: str,
+        top_k: int,
+        preset: str,
+        refreshes: dict[str, Refresh],
+        exclude: tuple[str, int] | None = None,
+    ) -> CorpusResponse:
+        """Each repository's answer (`Index.search`, all of its ranking), fused into one."""
+        started = time.perf_counter()
+        asked = top_k + (exclude is not None)
+
+        def answer(position: int) -> SearchResponse:
+            repo, index = opened[position]
+            response = index.search(query, top_k=asked, preset=preset)
+            results = response.results
+            if exclude is not None and exclude[0] == repo.name:
+                results = [h for h in results if h.chunk != exclude[1]]
+            return replace(response, results=results[:top_k])
+
+        if len(opened) == 1:
+            response = answer(0)
+            names = (opened[0][0].name,) * len(response.results)
+            return CorpusResponse(response, names, _file_sizes(opened[0][1], response.results), refreshes)
+        responses = list(self._pool.map(answer, range(len(opened))))
+        taking = _comparable_answers(opened, responses, query, preset)
+        return _fuse(opened, responses, taking, top_k, preset, refreshes, started)
+
+
+#: Intents about a named symbol: a repository that does not define the name (or only a
+#: lookalike of it) while another does has nothing to say about it.
+_SYMBOL_INTENTS = frozenset({FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS})
+
+
+def _comparable_answers(
+    opened: list[tuple[Repository, Index]], responses: list[SearchResponse], query: str, preset: str
+) -> list[int]:
+    """The repositories whose answers take part in the fusion.
+
+    Each repository answers on its own, so two of them can answer the same question in ways that
+    should not be ranked side by side: one finds the literal or the callers asked for, another
+    finds nothing that way and falls back to fusing its other modalities; one defines the symbol
+    asked about, another only a lookalike of it (`Parse_Config` for `parse_config`). As within
+    one repository, the better way of answering wins: a fallback answer counts only when no
+    repository answered directly, and only the repositories defining the name best (exact, then
+    ignoring case, then ignoring separators) answer a question about a symbol.
+    """
+    taking = [p for p, response in enumerate(responses) if response.results]
+    classification = classify(query)
+    if route.plan(query, classification, preset).strategy == "direct":
+        direct = [p for p in taking if responses[p].fusion_strategy == "direct"]
+        taking = direct or taking
+    subject = classification.subject
+    if subject and classification.intent in _SYMBOL_INTENTS and len(taking) > 1:
+        tier = {p: _definition_tier(opened[p][1], subject) for p in taking}
+        best = min(tier.values())
+        if best <= navigate.SEPARATORLESS:
+            taking = [p for p in taking if tier[p] == best]
+    return taking
+
+
+def _definition_tier(index: Index, name: str) -> int:
+    """How well `name` matches a definition of the index (navigate's tiers; one past the last
+    when nothing matches)."""
+    found = navigate.find_definitions(index.reader, name, limit=1)
+    return found[0].tier if found else navigate.SEPARATORLESS + 1
+
+
+def _fuse(
+    opened: list[tuple[Repository, Index]],
+    responses: list[SearchResponse],
+    taking: list[int],
+    top_k: int,
+    preset: str,
+    refreshes: dict[str, Refresh],
+    started: float,
+) -> CorpusResponse:
+    """Reciprocal Rank Fusion of the repositories' rankings, in one `rrf_fuse` call.
+
+    Each repository's answer is one ranked list of weight 1, so a result earns 1 / (k + rank + 1)
+    with the preset's k whatever the size of its repository. Centrality boosts, demotion and one
+    result per file were applied inside each repository: here every result is its own group,
+    with no boost. Results of equal rank in two repositories tie, and a tie goes to the higher
+    score within its repository: fusion ids are given in that order, and `rrf_fuse` breaks ties
+    by the smaller id.
+    """
+    entries = sorted(
+        ((rank, -hit.score, p, hit) for p in taking for rank, hit in enumerate(responses[p].results)),
+        key=lambda entry: entry[:3],
+    )
+    ids = {(p, rank): i for i, (rank, _, p, _) in enumerate(entries)}
+    ranked = [np.array([ids[p, r] for r in range(len(responses[p].results))], dtype=np.uint32) for p in taking]
+    n = len(entries)
+    k = float(PRESETS[preset].rrf_k or PRESETS["default"].rrf_k or 40)
+    chosen, _, _, _ = rrf_fuse(
+        ranked, [1.0] * len(ranked), k, np.zeros(n, np.float32), np.ones(n, np.float32),
+        np.arange(n, dtype=np.uint32), top_k,
+    )  # fmt: skip
+    results = [entries[i] for i in chosen.tolist()]
+    answered = [responses[p] for p in taking] or responses[:1]
+    timings: dict[str, float] = {}
+    for response in answered:
+        for name, ms in response.timings_ms.items():
+            timings[name] = timings.get(name, 0.0) + ms
+    run = {name for response in answered for name in response.modalities_run}
+    merged = replace(
+        answered[0],
+        fusion_strategy="direct" if all(r.fusion_strategy == "direct" for r in answered) else "rrf",
+        results=[hit for _, _, _, hit in results],
+        modalities_run=tuple(name for name in MODALITIES if name in run),
+        elapsed_ms=(time.perf_counter() - started) * 1e3,
+        timings_ms=timings,
+    )
+    repos = tuple(opened[p][0].name for _, _, p, _ in results)
+    sizes = tuple(_file_sizes(opened[p][1], [hit])[0] for _, _, p, hit in results)
+    return CorpusResponse(merged, repos, sizes, refreshes)
+
+
+def _file_sizes(index: Index, hits: Sequence[Hit]) -> tuple[int, ...]:
+    """Size in bytes of each hit's whole file, as indexed."""
+    reader = index.reader
+    return tuple(reader.files[int(reader.chunk_file[hit.chunk])].size for hit in hits)
+
+
+def locate_line(repo: str, index: Index, path: str, line: int) -> Location:
+    """The chunk of `index` holding `line` of the indexed file `path`."""
+    reader = index.reader
+    file_id = next((f.id for f in reader.files if f.path == path), None)
+    if file_id is None:
+        raise NotIndexedError(f"{path!r} is not an indexed file of {repo}")
+    length = len(reader.file_lines(file_id))
+    if not 1 <= line <= max(length, 1):
+        raise NotIndexedError(f"line {line} is outside {path} (lines 1-{length})")
+    chunk = _chunk_near(index, file_id, line)
+    if chunk is None:
+        raise NotIndexedError(f"{path} has no indexed code at line {line}")
+    start, end = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
+    return Location(repo, path, line, start, end, reader.chunk_symbol[chunk], chunk)
+
+
+def _resolve(path: Path, given: str) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a link loop, an unreadable folder
+        raise RequestError(f"path {given!r} cannot be resolved") from None
+
+
+def _roots(repositories: Sequence[Repository]) -> str:
+    return ", ".join(str(r.root) for r in repositories)
+
+
+def _chunk_near(index: Index, file_id: int, line: int) -> int | None:
+    """The chunk of a file holding `line`; on a line between chunks (blank lines the chunker
+    left out), the nearest chunk, the following one on a tie (a blank line above a definition
+    belongs with it)."""
+    reader = index.reader
+    first, end = int(reader.file_chunk_offsets[file_id]), int(reader.file_chunk_offsets[file_id + 1])
+    if first == end:
+        return None
+    starts = reader.chunk_start[first:end].astype(np.int64)
+    ends = reader.chunk_end[first:end].astype(np.int64)
+    holding = np.flatnonzero((starts <= line) & (ends >= line))
+    if len(holding):
+        return first + int(holding[0])
+    distance = np.where(ends < line, line - ends, starts - line)
+    # Lexicographic: nearest first, then the later chunk.
+    return first + int(np.lexsort((-starts, distance))[0])
+
+
+def distinct_names(roots: Sequence[Path]) -> list[str]:
+    """A short, distinct name for each root: its folder name, with as many parent folders as
+    it takes to tell apart roots that share one."""
+    depth = {root: 1 for root in roots}
+
+    def name(root: Path) -> str:
+        parts = root.parts[-depth[root]:]
+        return "/".join(p for p in parts if p != root.anchor) or str(root)
+
+    while True:
+        names = [name(r) for r in roots]
+        clashing = {n for n in names if names.count(n) > 1}
+        if not clashing:
+            return names
+        grew = False
+        for root, n in zip(roots, names):
+            if n in clashing and depth[root] < len(root.parts):
+                depth[root] += 1
+                grew = True
+        if not grew:
+            return [str(r) for r in roots]
+
+
+def _check_options(top_k: int, preset: str) -> None:
+    if top_k < 1:
+        raise RequestError(f"top_k must be at least 1, not {top_k}")
+    if preset not in PRESETS:
+        raise RequestError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")

@@ -1,0 +1,178 @@
+"""Is an index still true to its repository? A cheap check, run before every answer.
+
+The check walks the repository the way a build does (same ignore rules, same size limit) and
+compares each file's (size, mtime) with what the index recorded. Only files whose stat differs
+are read and hashed; a file whose content hashes the same as the indexed one was merely touched
+and is remembered, so it is not read again on the next check. A file added, removed, or whose
+content differs makes the index stale.
+
+Stat comparison alone can miss an edit that keeps the size and lands in the same clock tick as
+the stat the build took ("racily clean", as git calls it). Files whose recorded mtime falls
+within RACY_WINDOW_NS before the build's walk started are therefore always hashed, until their
+content has been seen to match at a time their mtime lies safely in the past.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import NamedTuple
+
+from maguyva._core import read_files, walk
+from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
+from maguyva.index.reader import IndexReader
+
+#: How far before the walk a recorded mtime is suspect: file systems with coarse clocks (FAT
+#: keeps 2 s, ext4 and others tick in milliseconds) can give an edit the mtime the build saw.
+RACY_WINDOW_NS = 2_000_000_000
+
+# The walk returns native paths; the index stores '/'-separated ones. On POSIX they are the same
+# string, and str() is several times cheaper than as_posix() over thousands of files.
+_as_key = str if os.sep == "/" else PurePath.as_posix
+
+
+class IndexedStat(NamedTuple):
+    """What the index recorded about one file the walk found."""
+
+    size: int
+    mtime_ns: int
+    #: SHA-256 of the indexed content; None for a file left out of the index (binary,
+    #: unreadable), whose content was never indexed.
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """How a repository differs from its index, by relative path."""
+
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    #: Files whose stat differed (or was racy), read to compare their content.
+    hashed: int = 0
+    #: Files the walk found.
+    walked: int = 0
+    seconds: float = 0.0
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.added or self.modified or self.removed)
+
+    @property
+    def count(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.removed)
+
+    def to_dict(self, limit: int = 20) -> dict[str, object]:
+        """A JSON-ready summary, listing at most `limit` paths of each kind."""
+        return {
+            "added": list(self.added[:limit]),
+            "modified": list(self.modified[:limit]),
+            "removed": list(self.removed[:limit]),
+            "changed_files": self.count,
+            "hashed_files": self.hashed,
+            "walked_files": self.walked,
+            "check_ms": round(self.seconds * 1e3, 3),
+        }
+
+
+@dataclass(slots=True)
+class FreshnessCheck:
+    """The stat state of one index generation, compared with the repository on demand.
+
+    Not thread-safe: one check at a time (the Repository holding it serialises them).
+    """
+
+    root: Path
+    indexed: dict[str, IndexedStat]
+    #: When the build's walk started (time.time_ns()).
+    walked_at_ns: int
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: (size, mtime_ns) of files whose content was found equal to the indexed content since
+    #: this generation was built.
+    verified: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, reader: IndexReader) -> FreshnessCheck:
+        """The check of an opened index, from the stats its build recorded."""
+        meta = reader.meta
+        indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
+        for path, _reason, size, mtime_ns in json.loads(meta.get("skipped_files", "[]")):
+            indexed[path] = IndexedStat(size, mtime_ns, None)
+        if "walked_at_ns" in meta:
+            walked_at_ns = int(meta["walked_at_ns"])
+        else:  # an index built before the walk time was recorded: its end time is later, so safe
+            walked_at_ns = int(float(meta.get("built_at", "0")) * 1e9)
+        max_file_size = int(meta.get("max_file_size", DEFAULT_MAX_FILE_SIZE))
+        return cls(reader.root, indexed, walked_at_ns, max_file_size)
+
+    def check(self) -> Changes:
+        """How the repository differs from the index now."""
+        started = time.perf_counter()
+        # The walk creates a few objects per file, all freed by reference counting; left on, the
+        # cyclic collector would run several times meanwhile, each pass over every object of
+        # the process (a loaded index holds hundreds of thousands), and cost more than the walk.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            changes = self._compare(started)
+        finally:
+            if collecting:
+                gc.enable()
+        return changes
+
+    def _compare(self, started: float) -> Changes:
+        walked, _ = walk(self.root, max_file_size=self.max_file_size)
+        indexed, verified = self.indexed, self.verified
+        racy_after = self.walked_at_ns - RACY_WINDOW_NS
+        added: list[str] = []
+        suspects: list[tuple[str, int, int, IndexedStat]] = []
+        found = 0
+        for path, size, mtime_ns in walked:
+            key = _as_key(path)
+            stat = indexed.get(key)
+            if stat is None:
+                added.append(key)
+                continue
+            found += 1
+            if size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < racy_after:
+                continue
+            if verified.get(key) == (size, mtime_ns):
+                continue
+            suspects.append((key, size, mtime_ns, stat))
+        removed: list[str] = []
+        if found != len(indexed):
+            present = {_as_key(p) for p, _, _ in walked}
+            removed = sorted(p for p in indexed if p not in present)
+        modified = self._compare_contents(suspects)
+        return Changes(
+            added=tuple(added),
+            modified=tuple(modified),
+            removed=tuple(removed),
+            hashed=len(suspects),
+            walked=len(walked),
+            seconds=time.perf_counter() - started,
+        )
+
+    def _compare_contents(self, suspects: list[tuple[str, int, int, IndexedStat]]) -> list[str]:
+        """The suspects whose content differs from the indexed content; the others are
+        remembered as verified once their mtime is old enough to be trusted."""
+        if not suspects:
+            return []
+        read_at_ns = time.time_ns()
+        contents = read_files(self.root, [path for path, _, _, _ in suspects], self.max_file_size)
+        modified: list[str] = []
+        for (path, size, mtime_ns, stat), content in zip(suspects, contents):
+            if isinstance(content, str):  # unreadable now: changed unless it was left out before too
+                same = stat.sha256 is None
+            else:
+                same = stat.sha256 is not None and hashlib.sha256(content).hexdigest() == stat.sha256
+            if not same:
+                modified.append(path)
+            elif mtime_ns < read_at_ns - RACY_WINDOW_NS:
+                self.verified[path] = (size, mtime_ns)
+        return modified

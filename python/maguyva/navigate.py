@@ -1,0 +1,220 @@
+"""The structural and graph modalities addressed directly: definitions by name, callers, and
+the blast radius of a change, over one opened index.
+
+These answer questions whose shape the asker already knows ("where is X defined", "who calls
+X", "what depends on X"), so nothing is classified or fused: a name is looked up in the symbol
+table and the dependency graph is walked from it.
+
+A name matches a definition in one of three tiers, a higher tier hiding the lower ones:
+exact (the name, or a qualified name or its tail: `Session.request`, `Foo::bar`), then ignoring
+case, then ignoring case and word separators (`parse_config` finds `parseConfig`). Within a
+tier, the project's own code comes before tests and vendored or generated files, then the more
+depended-on definition, then by path and line.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from maguyva.index.graph import Edge
+from maguyva.index.reader import IndexReader
+from maguyva.query.demote import path_demotion
+from maguyva.query.retrievers.structural import KIND_FAMILIES, is_test_path
+from maguyva.query.tokens import normalize_qualified
+
+#: Symbol kinds a definition can be looked up by (each also admits its family: asking for a
+#: "function" finds methods too, a "class" finds structs and interfaces).
+KINDS: tuple[str, ...] = tuple(KIND_FAMILIES)
+
+EXACT, CASELESS, SEPARATORLESS = 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A definition found in the symbol table."""
+
+    id: int
+    name: str
+    qualified_name: str
+    kind: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str
+    #: Symbols and files that call or inherit it.
+    dependants: int
+    #: How well the name matched: EXACT, CASELESS or SEPARATORLESS.
+    tier: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dependant:
+    """Code that depends on a definition, found by walking the graph towards it."""
+
+    #: The symbol's qualified name, or None when the dependant is a file's top-level code.
+    symbol: str | None
+    kind: str  # a symbol kind, or "file"
+    path: str
+    #: Where the dependency is written (the call, import or base-class line).
+    line: int
+    #: Edges between it and the definition (1: direct).
+    depth: int
+    #: What it uses there: the kind of its edge ("call", "import", "inherit") ...
+    via: str
+    #: ... and the qualified name (or path) of what that edge points at.
+    uses: str
+
+
+def find_definitions(reader: IndexReader, name: str, kind: str | None = None, limit: int = 20) -> list[Definition]:
+    """Definitions called `name` (or qualified so), best tier only, at most `limit`."""
+    wanted = normalize_qualified(name)
+    if not wanted:
+        return []
+    family = KIND_FAMILIES.get(kind) if kind else None
+    for tier in (EXACT, CASELESS, SEPARATORLESS):
+        ids = _matching_ids(reader, wanted, tier)
+        found = [d for d in _definitions(reader, ids, tier) if family is None or d.kind in family]
+        if found:
+            found.sort(key=definition_order)
+            return found[:limit]
+    return []
+
+
+def _matching_ids(reader: IndexReader, name: str, tier: int) -> list[int]:
+    """Symbol ids whose name matches `name` (dots already normalised) at `tier`."""
+    tail = name.rsplit(".", 1)[-1]
+    by_name = reader.symbols_by_name
+    if tier == EXACT:
+        ids = list(by_name.get(tail, ()))
+    elif tier == CASELESS:
+        ids = list(by_name.get("\0" + tail.lower(), ()))
+    else:
+        key = _squash(tail)
+        ids = [i for n, found in by_name.items() if n.startswith("\0") and _squash(n[1:]) == key for i in found]
+    if "." not in name or not ids:
+        return ids
+    # A qualified question keeps the definitions whose qualified name ends with it.
+    placeholders = ",".join("?" * len(ids))
+    rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
+    suffix = name if tier == EXACT else name.lower()
+    return [
+        i
+        for i, qualified in rows
+        if (q := qualified if tier == EXACT else qualified.lower()) == suffix or q.endswith("." + suffix)
+    ]
+
+
+def _squash(name: str) -> str:
+    """A name without case or word separators: parse_config, parseConfig -> parseconfig."""
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definition]:
+    if not ids:
+        return []
+    placeholders = ",".join("?" * len(ids))
+    rows = reader.sql(
+        "SELECT id, file_id, name, qualified_name, kind, start_line, end_line, signature, docstring, in_degree"
+        f" FROM symbols WHERE id IN ({placeholders})",
+        tuple(ids),
+    )
+    files = reader.files
+    return [
+        Definition(i, name, qualified, kind, files[f].path, start, end, signature, docstring, degree, tier)
+        for i, f, name, qualified, kind, start, end, signature, docstring, degree in rows
+    ]
+
+
+def definition_order(d: Definition) -> tuple:
+    vendored = path_demotion(d.path) < 1
+    return (vendored, is_test_path(d.path), -d.dependants, d.path, d.start_line)
+
+
+def graph_node(reader: IndexReader, definition: Definition) -> int:
+    """The dependency-graph node of a definition (files are numbered first)."""
+    return len(reader.files) + definition.id
+
+
+def callers(
+    reader: IndexReader, definitions: list[Definition], depth: int = 1, limit: int = 50
+) -> tuple[list[Dependant], int]:
+    """Code that calls the definitions, directly (depth 1) or through up to `depth` calls,
+    nearest first, each caller once at its shortest distance; at most `limit`, and how many
+    there are in all."""
+    incoming = reader.graph.incoming
+    seeds = [graph_node(reader, d) for d in definitions]
+    seen = set(seeds)
+    found: list[tuple[int, int, Edge]] = []
+    frontier = deque((node, 0) for node in seeds)
+    while frontier:
+        node, distance = frontier.popleft()
+        if distance == depth:
+            continue
+        for edge in sorted(incoming.get(node, ()), key=lambda e: (e.src, e.line)):
+            if edge.kind != "call" or edge.src in seen:
+                continue
+            seen.add(edge.src)
+            found.append((edge.src, distance + 1, edge))
+            frontier.append((edge.src, distance + 1))
+    return _describe(reader, found, limit), len(found)
+
+
+def impact(
+    reader: IndexReader, definitions: list[Definition], depth: int = 3, limit: int = 100
+) -> tuple[list[Dependant], int]:
+    """Everything that depends on the definitions (calls, imports, inherits) within `depth`
+    edges, nearest first, at most `limit`; and how many there are in all."""
+    graph = reader.graph
+    best: dict[int, tuple[int, Edge]] = {}
+    seeds = {graph_node(reader, d) for d in definitions}
+    for seed in sorted(seeds):
+        for step in graph.dependants(seed, depth):
+            if step.node in seeds:
+                continue
+            known = best.get(step.node)
+            if known is None or step.depth < known[0]:
+                best[step.node] = (step.depth, step.path[0])
+    ordered = sorted(best.items(), key=lambda item: (item[1][0], item[0]))
+    found = [(node, d, edge) for node, (d, edge) in ordered]
+    return _describe(reader, found, limit), len(found)
+
+
+def _describe(reader: IndexReader, found: list[tuple[int, int, Edge]], limit: int) -> list[Dependant]:
+    """The first `limit` dependants from (node, depth, its edge towards the definition): nearest
+    first, then the project's own code before tests and vendored code, then by path and line."""
+    file_count = len(reader.files)
+    locations = reader.symbol_locations
+
+    def path_of(node: int) -> str:
+        return reader.files[node if node < file_count else locations[node - file_count][0]].path
+
+    def order(item: tuple[int, int, Edge]) -> tuple:
+        node, depth, edge = item
+        path = path_of(node)
+        return (depth, path_demotion(path) < 1, is_test_path(path), path, edge.line)
+
+    found = sorted(found, key=order)[:limit]
+    symbol_ids = {n - file_count for node, _, edge in found for n in (node, edge.dst) if n >= file_count}
+    symbols: dict[int, tuple[int, str, str]] = {}
+    if symbol_ids:
+        placeholders = ",".join("?" * len(symbol_ids))
+        for i, file_id, qualified, kind in reader.sql(
+            f"SELECT id, file_id, qualified_name, kind FROM symbols WHERE id IN ({placeholders})",
+            tuple(sorted(symbol_ids)),
+        ):
+            symbols[i] = (file_id, qualified, kind)
+
+    def label(node: int) -> str:
+        return reader.files[node].path if node < file_count else symbols[node - file_count][1]
+
+    out = []
+    for node, depth, edge in found:
+        if node < file_count:
+            symbol, kind, path = None, "file", reader.files[node].path
+        else:
+            file_id, symbol, kind = symbols[node - file_count]
+            path = reader.files[file_id].path
+        out.append(Dependant(symbol, kind, path, edge.line, depth, edge.kind, label(edge.dst)))
+    return out

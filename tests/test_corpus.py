@@ -1,0 +1,217 @@
+"""Several repositories as one corpus: results carry their repository, fusion is one RRF over
+every repository's lists, and a larger repository does not starve a smaller one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from fixture_repos import SHOP, TOOLS, write_file, write_tree
+
+from maguyva import Index
+from maguyva.corpus import (
+    Corpus,
+    NotIndexedError,
+    OutsideRootsError,
+    RequestError,
+    UnknownRepositoryError,
+    distinct_names,
+)
+
+
+@pytest.fixture()
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MAGUYVA_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.fixture()
+def shop(home: Path) -> Path:
+    return write_tree(home / "shop", SHOP)
+
+
+@pytest.fixture()
+def tools(home: Path) -> Path:
+    return write_tree(home / "tools", TOOLS)
+
+
+def big_and_small(home: Path) -> tuple[Path, Path]:
+    """A large repository where many files match a question well, and a small one where one does."""
+    big = {
+        f"pkg/worker_{i:02d}.py": (
+            f"def retry_job_{i}(job, attempts=3):\n"
+            f'    """Retry the job when it fails, up to attempts times."""\n'
+            f"    for attempt in range(attempts):\n"
+            f"        try:\n"
+            f"            return job()\n"
+            f"        except Exception:\n"
+            f"            continue\n"
+        )
+        for i in range(60)
+    }
+    small = {
+        "net/backoff.py": (
+            "def retry_request(send, attempts=5):\n"
+            '    """Retry a request that fails, waiting longer each time."""\n'
+            "    for attempt in range(attempts):\n"
+            "        try:\n"
+            "            return send()\n"
+            "        except Exception:\n"
+            "            continue\n"
+        ),
+        "net/client.py": "def get(url):\n    return url\n",
+        "README.md": "A tiny network client.\n",
+    }
+    return write_tree(home / "big", big), write_tree(home / "small", small)
+
+
+def test_results_carry_their_repository_and_each_keeps_its_own_index(shop, tools):
+    with Corpus.open([shop, tools]) as corpus:
+        assert corpus.names() == ["shop", "tools"]
+        answer = corpus.search("in-memory cache with expiry", top_k=5)
+        assert answer.repos[0] == "tools" and answer.results[0].path == "lib/cache.js"
+        answer = corpus.search('"ECONNREFUSED"')
+        assert list(zip(answer.repos, [h.path for h in answer.results])) == [("shop", "app/server.py")]
+        assert answer.to_dict()["results"][0]["repo"] == "shop"
+        index_dirs = {r.index_dir for r in corpus.repositories}
+        assert len(index_dirs) == 2 and all((d / "CURRENT").exists() for d in index_dirs)
+
+
+def test_one_repository_answers_exactly_like_index_search(shop):
+    queries = ["where is parse_config defined", "how is the server started", "who calls parse_config",
+               '"ECONNREFUSED"', "retry_start", "what breaks if I change load_settings"]  # fmt: skip
+    with Corpus.open([shop]) as corpus:
+        corpus.refresh()
+        index = Index.open(shop)
+        for preset in ("default", "thorough"):
+            for query in queries:
+                ours = corpus.search(query, top_k=5, preset=preset).response
+                theirs = index.search(query, top_k=5, preset=preset)
+                assert (ours.intent, ours.fusion_strategy, ours.modalities_run) == (
+                    theirs.intent, theirs.fusion_strategy, theirs.modalities_run)  # fmt: skip
+                assert [(h.path, h.start_line, h.end_line, h.symbol, h.snippet) for h in ours.results] == [
+                    (h.path, h.start_line, h.end_line, h.symbol, h.snippet) for h in theirs.results
+                ], query
+                assert [h.score for h in ours.results] == pytest.approx([h.score for h in theirs.results])
+                assert [h.modalities for h in ours.results] == [h.modalities for h in theirs.results]
+        index.close()
+
+
+@pytest.mark.parametrize("small_first", [False, True])
+def test_a_larger_repository_does_not_starve_a_smaller_one(home, small_first):
+    big, small = big_and_small(home)
+    paths = [small, big] if small_first else [big, small]
+    with Corpus.open(paths) as corpus:
+        answer = corpus.search("retry when it fails", top_k=10)
+        assert len(answer.results) == 10
+        ranked = list(zip(answer.repos, [h.path for h in answer.results]))
+        # Sixty files of the big repository match as well as or better than the small one's;
+        # its best match still ranks with the big one's best, whatever the order of the roots.
+        assert ("small", "net/backoff.py") in ranked[:2]
+        assert answer.results[ranked.index(("small", "net/backoff.py"))].modalities.keys() >= {"text", "semantic"}
+
+
+def test_a_lookalike_name_does_not_rank_beside_an_exact_definition(shop, tools):
+    with Corpus.open([tools, shop]) as corpus:  # the lookalike's repository first: ties favour it
+        answer = corpus.search("parse_config", top_k=5)
+        assert (answer.repos[0], answer.results[0].path) == ("shop", "app/config.py")
+        callers = corpus.search("who calls parse_config", top_k=5)
+        assert {repo for repo in callers.repos} == {"shop"}
+        assert [h.path for h in callers.results] == ["app/server.py"]
+
+
+def test_select_by_name_or_path_and_unknown_repository(shop, tools):
+    with Corpus.open([shop, tools]) as corpus:
+        assert [r.name for r in corpus.select("tools")] == ["tools"]
+        assert [r.name for r in corpus.select(str(shop))] == ["shop"]
+        with pytest.raises(UnknownRepositoryError, match="unknown repository 'nope'; the repositories are shop, tools"):
+            corpus.search("x", repo="nope")
+        answer = corpus.search("parse", repo="tools", top_k=5)
+        assert set(answer.repos) == {"tools"}
+
+
+def test_empty_query_and_bad_options_are_request_errors(shop):
+    with Corpus.open([shop]) as corpus:
+        for call in (lambda: corpus.search("   "), lambda: corpus.search("x", top_k=0),
+                     lambda: corpus.search("x", preset="fast"), lambda: corpus.find_symbol("")):  # fmt: skip
+            with pytest.raises(RequestError):
+                call()
+
+
+def test_distinct_names():
+    roots = [Path("/a/x/src"), Path("/b/y/src"), Path("/c/lib")]
+    assert distinct_names(roots) == ["x/src", "y/src", "lib"]
+    assert distinct_names([Path("/a/src"), Path("/b/src")]) == ["a/src", "b/src"]
+
+
+def test_locate_keeps_every_path_inside_the_roots(shop, tools, home):
+    secret = home / "secret.txt"
+    secret.write_text("TOP SECRET\n")
+    os.symlink(secret, shop / "app" / "leak.py")
+    os.symlink(home, shop / "outside")
+    os.symlink(shop / "app", shop / "alias")
+    with Corpus.open([shop, tools]) as corpus:
+        assert corpus.locate("app/config.py") == (corpus.select("shop")[0], "app/config.py")
+        assert corpus.locate(str(shop / "app" / ".." / "app" / "config.py"))[1] == "app/config.py"
+        assert corpus.locate("alias/config.py")[1] == "app/config.py"  # a link inside the root
+        for outside in ("../secret.txt", "app/../../secret.txt", str(secret), "app/leak.py",
+                        "outside/secret.txt", "/etc/passwd", str(home)):  # fmt: skip
+            with pytest.raises(OutsideRootsError, match="outside the indexed roots"):
+                corpus.locate(outside)
+        with pytest.raises(RequestError):
+            corpus.locate("app/\0config.py")
+        with pytest.raises(NotIndexedError, match="not an indexed file of shop"):
+            corpus.find_related("assets/logo.png", 1)
+        with pytest.raises(NotIndexedError, match="line 99 is outside app/config.py"):
+            corpus.find_related("app/config.py", 99)
+        for query in ("TOP SECRET", '"TOP SECRET"'):
+            assert all("SECRET" not in h.snippet for h in corpus.search(query).results)
+
+
+def test_find_related_leaves_the_location_out_and_searches_every_repository(shop, tools):
+    with Corpus.open([shop, tools]) as corpus:
+        location, answer = corpus.find_related("app/retry.py", 6)
+        assert (location.repo, location.path, location.symbol) == ("shop", "app/retry.py", "retry_start")
+        assert location.start_line <= 6 <= location.end_line
+        assert answer.response.intent == "find_similar" and answer.response.fusion_strategy == "rrf"
+        assert all(not (repo == "shop" and h.chunk == location.chunk) for repo, h in zip(answer.repos, answer.results))
+        assert set(answer.repos) == {"shop", "tools"}
+        # A blank line between two definitions belongs to the nearer one.
+        body = "".join(f"    step_{i} = run(step_{i - 1} if {i} else seed, {i})\n" for i in range(30))
+        write_file(shop, "app/steps.py", f"def first(seed):\n{body}    return step_29\n\n\ndef second(seed):\n{body}")
+        assert [corpus.find_related("app/steps.py", line)[0].symbol for line in (32, 33, 34, 35)] == [
+            "first", "first", "second", "second"]  # fmt: skip
+
+
+def test_find_symbol_tiers_and_kinds(shop, tools):
+    with Corpus.open([shop, tools]) as corpus:
+        [(repo, exact)] = corpus.find_symbol("parse_config")
+        assert (repo, exact.path, exact.kind, exact.tier) == ("shop", "app/config.py", "function", 1)
+        assert exact.docstring.startswith("Read the configuration")
+        assert [(r, d.qualified_name) for r, d in corpus.find_symbol("Server.start")] == [("shop", "Server.start")]
+        assert [d.name for _, d in corpus.find_symbol("server", kind="class")] == ["Server"]
+        assert corpus.find_symbol("Server", kind="constant") == []
+        assert [(r, d.name, d.tier) for r, d in corpus.find_symbol("createcache")] == [("tools", "createCache", 2)]
+        assert [(r, d.name, d.tier) for r, d in corpus.find_symbol("retryStart")] == [("shop", "retry_start", 3)]
+        with pytest.raises(RequestError, match="unknown kind"):
+            corpus.find_symbol("Server", kind="klass")
+
+
+def test_callers_and_impact(shop, tools):
+    with Corpus.open([shop, tools]) as corpus:
+        answer = corpus.callers("parse_config")
+        assert [(r, d.symbol, d.path, d.line, d.depth) for r, d in answer.dependants] == [
+            ("shop", "Server.__init__", "app/server.py", 8, 1)
+        ]
+        deeper = corpus.callers("Server.start", depth=3)
+        assert [(d.symbol, d.depth, d.uses) for _, d in deeper.dependants] == [
+            ("retry_start", 1, "Server.start"), ("main", 2, "retry_start")]  # fmt: skip
+        assert deeper.total == 2 and len(corpus.callers("Server.start", depth=1).dependants) == 1
+        impact = corpus.impact("load_settings", depth=4)
+        found = {(d.symbol or d.path, d.depth) for _, d in impact.dependants}
+        assert {("parse_config", 1), ("Server.__init__", 2)} <= found
+        assert impact.total == len(impact.dependants)
+        assert corpus.callers("no_such_symbol").dependants == []
+        with pytest.raises(RequestError, match="depth must be at least 1"):
+            corpus.callers("parse_config", depth=0)

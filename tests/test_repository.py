@@ -1,0 +1,182 @@
+"""A repository kept fresh: changed files are re-indexed before answering, old chunks never
+reach results, generations are swapped under running questions, and another process's build
+is waited for rather than failed on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fixture_repos import SHOP, write_file, write_tree
+
+from maguyva.index import store
+from maguyva.repository import Repository
+
+
+@pytest.fixture()
+def shop(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "shop", SHOP)
+
+
+def repository(root: Path, tmp_path: Path, **options) -> Repository:
+    return Repository(root, index_dir=tmp_path / "index", **options)
+
+
+def literal_hits(repo: Repository, literal: str) -> list[tuple[str, int, int]]:
+    """The spans where the text modality found `literal` (other modalities step in when it
+    finds nothing; they are not what these tests are about)."""
+    with repo.open() as index:
+        hits = [h for h in index.search(f'"{literal}"').results if "text" in h.modalities]
+        return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
+def test_first_refresh_builds_then_checks_are_cheap(shop, tmp_path):
+    repo = repository(shop, tmp_path)
+    first = repo.refresh()
+    assert first.build is not None and first.build.files == 6
+    second = repo.refresh()
+    assert second.build is None and not second.changes.stale and second.changes.hashed == 0
+    assert repo.last_refresh is second and second.to_dict()["reindexed_files"] == 0
+
+
+def holding(hits: list[tuple[str, int, int]], line: int) -> list[str]:
+    """The paths of the spans that hold `line`."""
+    return [path for path, start, end in hits if start <= line <= end]
+
+
+def test_an_edit_is_answered_at_once_and_old_chunks_never_appear(shop, tmp_path):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    assert holding(literal_hits(repo, "ECONNREFUSED"), 11) == ["app/server.py"]
+    # Move the literal to another file, and shift the server's lines down by three.
+    write_file(shop, "app/server.py", "# moved\n\n\n" + SHOP["app/server.py"].replace("ECONNREFUSED", "EHOSTDOWN"))
+    write_file(shop, "app/retry.py", SHOP["app/retry.py"] + "\n\nREFUSED = 'ECONNREFUSED'\n")
+    refresh = repo.refresh()
+    assert set(refresh.changes.modified) == {"app/server.py", "app/retry.py"}
+    assert refresh.build is not None and refresh.build.parsed_files == 2
+    moved = literal_hits(repo, "ECONNREFUSED")
+    assert [path for path, _, _ in moved] == ["app/retry.py"] and holding(moved, 13) == ["app/retry.py"]
+    renamed = literal_hits(repo, "EHOSTDOWN")
+    assert [path for path, _, _ in renamed] == ["app/server.py"] and holding(renamed, 14) == ["app/server.py"]
+    with repo.open() as index:
+        hit = index.search("class Server").results[0]
+        assert hit.path == "app/server.py" and hit.start_line <= 7 <= hit.end_line
+        file_id = next(f.id for f in index.reader.files if f.path == "app/server.py")
+        assert index.reader.lines_between(file_id, 7, 7) == ["class Server:"], "the index holds the new file"
+    (shop / "app" / "retry.py").unlink()
+    repo.refresh()
+    assert literal_hits(repo, "ECONNREFUSED") == []
+
+
+def test_a_question_running_on_the_old_generation_finishes_on_it(shop, tmp_path):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    with repo.open() as old:
+        write_file(shop, "app/config.py", SHOP["app/config.py"] + "\nTIMEOUT = 30\n")
+        assert repo.refresh().build is not None
+        # The swap happened; the held generation still answers, from its own content.
+        assert [h.path for h in old.search('"ECONNREFUSED"').results] == ["app/server.py"]
+        assert old.search('"TIMEOUT = 30"').results == []
+        with repo.open() as new:
+            assert new is not old and [h.path for h in new.search('"TIMEOUT = 30"').results] == ["app/config.py"]
+    with pytest.raises(Exception):  # released by its last user: closed
+        old.reader.sql("SELECT 1")
+
+
+def test_concurrent_questions_while_files_change(shop, tmp_path):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            try:
+                repo.refresh()
+                with repo.open() as index:
+                    hits = [h for h in index.search('"VERSION ="').results if "text" in h.modalities]
+                    assert [h.path for h in hits] in ([], ["app/version.py"])
+            except BaseException as err:  # noqa: BLE001 - any failure fails the test
+                errors.append(err)
+                return
+
+    askers = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in askers:
+        thread.start()
+    for n in range(5):
+        write_file(shop, "app/version.py", f"VERSION = {n}\n" + "# padding\n" * n)
+        time.sleep(0.05)
+    stop.set()
+    for thread in askers:
+        thread.join()
+    assert not errors, errors
+    repo.refresh()
+    assert [p for p, _, _ in literal_hits(repo, "VERSION = 4")] == ["app/version.py"]
+    assert literal_hits(repo, "VERSION = 3") == []
+
+
+def test_waits_for_another_builder_then_re_indexes(shop, tmp_path):
+    repo = repository(shop, tmp_path, lock_wait=10)
+    repo.refresh()
+    write_file(shop, "app/extra.py", "def extra():\n    return 'WAITED'\n")
+    with store.build_lock(repo.index_dir):  # another process's build, as far as flock can tell
+        done: list = []
+        waiter = threading.Thread(target=lambda: done.append(repo.refresh()))
+        waiter.start()
+        time.sleep(0.3)
+        assert not done, "the refresh waits while the lock is held"
+    waiter.join(timeout=10)
+    [refresh] = done
+    assert refresh.stale_reason is None and refresh.build is not None
+    assert [p for p, _, _ in literal_hits(repo, "WAITED")] == ["app/extra.py"]
+
+
+def test_answers_from_the_current_generation_when_the_lock_is_held_too_long(shop, tmp_path):
+    repo = repository(shop, tmp_path, lock_wait=0.2)
+    repo.refresh()
+    write_file(shop, "app/extra.py", "def extra():\n    return 'LATE'\n")
+    with store.build_lock(repo.index_dir):
+        refresh = repo.refresh()
+    assert refresh.build is None and refresh.changes.added == ("app/extra.py",)
+    assert "another process has been indexing shop" in (refresh.stale_reason or "")
+    assert literal_hits(repo, "LATE") == []
+    assert repo.refresh().stale_reason is None and literal_hits(repo, "LATE")
+
+
+def test_the_index_embedder_is_kept_for_rebuilds_and_queries(shop, tmp_path):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    model = repo.embedder()
+    with repo.open() as index:
+        assert index.reader.embedder == {"provider": model.provider, "model": model.model, "dims": model.dims}
+        index.search("how is the server configured")
+        assert index.searcher.embedder() is model
+    reopened = repository(shop, tmp_path)
+    assert reopened.embedder() is model, "one loaded model per kind, shared in the process"
+
+
+def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    checks = []
+    with repo.open() as index:
+        original = type(index).changes
+
+        def counted(self):
+            checks.append(time.monotonic())
+            time.sleep(0.2)  # a slow check: questions pile up behind it
+            return original(self)
+
+        monkeypatch.setattr(type(index), "changes", counted)
+        threads = [threading.Thread(target=repo.refresh) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.01)
+        for thread in threads:
+            thread.join()
+    # The first check ran alone; every question that arrived during it shares the next one.
+    assert len(checks) == 2
+    write_file(shop, "app/late.py", "LATE = 1\n")
+    assert repo.refresh().changes.added == ("app/late.py",), "a question after an edit gets its own check"
