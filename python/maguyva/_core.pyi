@@ -143,9 +143,9 @@ def walk(
     include_hidden: bool = False,
     include_dependency_dirs: bool = False,
     respect_gitignore: bool = True,
-) -> tuple[list[tuple[Path, int, int]], dict[str, int]]:
-    """The indexable files under `root` as (relative path, size, mtime_ns), sorted by path, and
-    how many were left out by reason ("too_large", "symlink", "unreadable", ...).
+) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+    """The indexable files under `root` as (relative "/"-separated path, size, mtime_ns), sorted
+    by path, and how many were left out by reason ("too_large", "symlink", "unreadable", ...).
 
     Honours .gitignore (also without a .git folder), .ignore and .maguyvaignore; never enters
     VCS folders; skips dependency and cache folders unless asked. Raises FileNotFoundError for a

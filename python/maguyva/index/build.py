@@ -147,7 +147,7 @@ def build_index(
 
 
 def collect_records(
-    walked: Sequence[tuple[Path, int, int]],
+    walked: Sequence[tuple[str, int, int]],
     contents: Sequence[bytes | str],
     previous: dict[str, FileRecord],
     skipped: Counter[str],
@@ -166,9 +166,9 @@ def collect_records(
         if isinstance(content, str):  # the reason the file was skipped
             skipped[content] += 1
             if skipped_files is not None:
-                skipped_files.append(SkippedFile(path.as_posix(), content, size, mtime_ns))
+                skipped_files.append(SkippedFile(path, content, size, mtime_ns))
             continue
-        rel = path.as_posix()
+        rel = path
         digest = hashlib.sha256(content).hexdigest()
         record = previous.get(rel)
         if record is not None and record.sha256 == digest:

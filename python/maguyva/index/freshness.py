@@ -17,10 +17,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import NamedTuple
 
 from maguyva._core import read_files, walk
@@ -30,10 +29,6 @@ from maguyva.index.reader import IndexReader
 #: How far before the walk a recorded mtime is suspect: file systems with coarse clocks (FAT
 #: keeps 2 s, ext4 and others tick in milliseconds) can give an edit the mtime the build saw.
 RACY_WINDOW_NS = 2_000_000_000
-
-# The walk returns native paths; the index stores '/'-separated ones. On POSIX they are the same
-# string, and str() is several times cheaper than as_posix() over thousands of files.
-_as_key = str if os.sep == "/" else PurePath.as_posix
 
 
 class IndexedStat(NamedTuple):
@@ -133,7 +128,7 @@ class FreshnessCheck:
         suspects: list[tuple[str, int, int, IndexedStat]] = []
         found = 0
         for path, size, mtime_ns in walked:
-            key = _as_key(path)
+            key = path
             stat = indexed.get(key)
             if stat is None:
                 added.append(key)
@@ -146,7 +141,7 @@ class FreshnessCheck:
             suspects.append((key, size, mtime_ns, stat))
         removed: list[str] = []
         if found != len(indexed):
-            present = {_as_key(p) for p, _, _ in walked}
+            present = {p for p, _, _ in walked}
             removed = sorted(p for p in indexed if p not in present)
         modified = self._compare_contents(suspects)
         return Changes(
