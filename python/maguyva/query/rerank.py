@@ -98,13 +98,23 @@ def question_words(query: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(query) if len(w) > 2 and w.lower() not in STOPWORDS)
 
 
+@lru_cache(maxsize=65536)
+def _prefixes(words: frozenset[str]) -> frozenset[str]:
+    """Every prefix of 3+ letters of `words`."""
+    return frozenset(w[:i] for w in words for i in range(3, len(w) + 1))
+
+
 def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
     """Share of `words` found in `path`, exactly or as a prefix (3+ letters) of one another."""
+    if not words:
+        return 0.0
+    prefixes = _prefixes(path)
     matched = 0
     for word in words:
-        if word in path or any(min(len(word), len(p)) >= 3 and (p.startswith(word) or word.startswith(p)) for p in path):
+        # word is a path word or a prefix of one, or a path word is a prefix of it.
+        if word in path or word in prefixes or any(word[:i] in path for i in range(3, len(word))):
             matched += 1
-    return matched / len(words) if words else 0.0
+    return matched / len(words)
 
 
 def _file_named_after(path: str, name: str) -> bool:

@@ -25,4 +25,4 @@ class SemanticRetriever:
         code = self._embedder().embed_query(query.text)
         rows, distances = hamming_top_k(reader.codes, code, limit)
         bits = reader.codes.shape[1] * 8
-        return [Candidate(int(r), 1.0 - int(d) / bits) for r, d in zip(rows, distances)]
+        return [Candidate(r, 1.0 - d / bits) for r, d in zip(rows.tolist(), distances.tolist())]

@@ -103,7 +103,9 @@ class TextRetriever:
         _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
         spans = _matching_lines(chunks, lines, ids[order]) if query.classification.intent == "exact_match" else {}
-        return [Candidate(int(ids[i]), float(scores[i]), spans.get(int(ids[i]), ())) for i in order]
+        # Plain Python numbers first: indexing numpy arrays one scalar at a time is slow.
+        chosen, chosen_scores = ids[order].tolist(), scores[order].tolist()
+        return [Candidate(chunk, score, spans.get(chunk, ())) for chunk, score in zip(chosen, chosen_scores)]
 
     @staticmethod
     def terms(query: Query) -> list[Term]:
