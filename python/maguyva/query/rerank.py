@@ -13,9 +13,9 @@ applied to the fused candidates of the intents that answer with places to read
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
   exact name gain a multiple of the best fused score (types before callables; more when the file
   is named after the symbol), so the definition outranks the places that merely use it.
-- **Secondary code.** Tests, examples, compatibility shims and files in no programming language
-  (docs, data) match questions about a concept as well as the code that implements it, but are
-  rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
+- **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
+  programming language (docs, data) match questions about a concept as well as the code that
+  implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
 
 Bonuses are relative to the best fused score, so they mean the same whatever k and weights
 produced it. Every number is here, as data.
@@ -52,6 +52,7 @@ _NAME_RULES = frozenset({"definition_keyword", "definition_phrase", "identifier"
 
 _SECONDARY_FOLDERS = frozenset(
     {"example", "examples", "_examples", "docs_src", "compat", "_compat", "legacy"}
+    | {"bench", "benches", "benchmark", "benchmarks"}
     | {"test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata"}
 )
 #: Test files by their languages' conventions only: a test framework's own `test_functions.bash`
