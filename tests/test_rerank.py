@@ -151,7 +151,7 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     # The explanation adds up to the score.
     for hit in results:
         fused = sum(p.contribution for p in hit.modalities.values())
-        bonus = hit.adjustments.get("definition", 0.0) + hit.adjustments.get("path", 0.0)
+        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))
         assert hit.score == pytest.approx((fused + bonus) * hit.adjustments.get("secondary_code_factor", 1.0))
 
 
@@ -216,3 +216,22 @@ def test_each_matching_line_is_its_own_result(span_index: Index):
     assert all("value out of range" in h.snippet for h in response.results)
     # top_k counts answers, not chunks.
     assert len(span_index.search('"value out of range"', top_k=2).results) == 2
+
+
+def test_coherence_lifts_the_best_chunk_of_the_file_many_chunks_come_from(index: Index):
+    reader = index.reader
+    paths = ("web/handlers.py", "tests/test_handlers.py", "ratelimit/limiter.py")
+    handlers, tests, limiter = (chunk_of(index, p) for p in paths)
+    # One chunk per file here, so each file's sum is its chunk's score.
+    scored = {handlers: 1.0, tests: 0.9, limiter: 0.95}
+    how = "how are logins remembered"
+    assert classify(how).intent == "understand_code"
+    adjusted = rerank(reader, how, classify(how), scored, Signals(paths=False, secondary=False))
+    largest = max(scored.values())
+    assert adjusted[handlers].coherence == pytest.approx(0.1 * largest)  # its file sums the most
+    assert 0 < adjusted[limiter].coherence < adjusted[handlers].coherence
+    # Not for a definition question, and switched off by its flag.
+    name = "where is login defined"
+    assert all(a.coherence == 0 for a in rerank(reader, name, classify(name), scored).values())
+    off = rerank(reader, how, classify(how), scored, Signals(coherence=False))
+    assert all(a.coherence == 0 for a in off.values())

@@ -232,7 +232,7 @@ def test_results_explain_themselves_and_are_one_per_file(index):
     for hit in response.results:
         assert set(hit.modalities) <= set(response.modalities_run)
         assert hit.modalities or hit.adjustments.get("definition")
-        bonus = hit.adjustments.get("definition", 0.0) + hit.adjustments.get("path", 0.0)
+        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))
         factor = hit.adjustments.get("secondary_code_factor", 1.0)
         fused = sum(p.contribution for p in hit.modalities.values())
         assert hit.score == pytest.approx((fused + bonus) * factor)

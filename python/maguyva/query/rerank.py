@@ -13,6 +13,10 @@ applied to the fused candidates of the intents that answer with places to read
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
   exact name gain a multiple of the best fused score (types before callables; more when the file
   is named after the symbol), so the definition outranks the places that merely use it.
+- **File coherence.** The code that explains a subsystem is a file of its own, and several of
+  its chunks come up together: for explanation questions (understand_code), each file's best
+  chunk gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
+  largest sum of fused scores over one file's chunks.
 - **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
   programming language (docs, data) match questions about a concept as well as the code that
   implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
@@ -34,6 +38,10 @@ from maguyva.query.tokens import STOPWORDS, split_identifier
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
+#: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
+#: the most, and the intents it applies to.
+COHERENCE_BONUS = 0.1
+COHERENCE_INTENTS = frozenset({"understand_code"})
 #: Path agreement bonus, in units of the best fused score, for a path matching every word.
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
@@ -73,6 +81,7 @@ class Signals:
     paths: bool = True
     definitions: bool = True
     secondary: bool = True
+    coherence: bool = True
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
@@ -162,18 +171,33 @@ class Adjustment:
 
     definition: float = 0.0
     path: float = 0.0
+    coherence: float = 0.0
     factor: float = 1.0
 
     def apply(self, fused: float) -> float:
-        return (fused + self.definition + self.path) * self.factor
+        return (fused + self.definition + self.path + self.coherence) * self.factor
 
     def explain(self) -> dict[str, float]:
         """The nonzero parts, for a result's explanation."""
-        parts = {"definition": self.definition, "path": self.path}
+        parts = {"definition": self.definition, "path": self.path, "coherence": self.coherence}
         explained = {name: value for name, value in parts.items() if value}
         if self.factor != 1.0:
             explained["secondary_code_factor"] = self.factor
         return explained
+
+
+def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float]:
+    """Each file's best chunk -> COHERENCE_BONUS times its file's share of the largest sum of
+    one file's fused scores."""
+    sums: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for chunk, score in scored.items():
+        file_id = int(reader.chunk_file[chunk])
+        sums[file_id] = sums.get(file_id, 0.0) + score
+        if file_id not in best or score > scored[best[file_id]]:
+            best[file_id] = chunk
+    largest = max(sums.values())
+    return {chunk: COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
 
 
 def rerank(
@@ -196,6 +220,7 @@ def rerank(
     # index holds no definition of it.
     is_name_question = classification.rule in _NAME_RULES and bool(classification.subject) and bool(definition)
     words = question_words(query) if signals.paths and not is_name_question else frozenset()
+    coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
     per_file: dict[int, tuple[float, float]] = {}
@@ -210,5 +235,10 @@ def rerank(
                 PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
                 SECONDARY_CODE if secondary else 1.0,
             )
-        adjustments[chunk] = Adjustment(definition=definition.get(chunk, 0.0), path=known[0], factor=known[1])
+        adjustments[chunk] = Adjustment(
+            definition=definition.get(chunk, 0.0),
+            path=known[0],
+            coherence=coherence.get(chunk, 0.0) * best,
+            factor=known[1],
+        )
     return adjustments
