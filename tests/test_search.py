@@ -308,3 +308,14 @@ def test_cli_answers_each_intent(repo, index, capsys, query, intent, path):
     out = json.loads(capsys.readouterr().out)
     assert out["intent"] == intent
     assert path in [r["path"] for r in out["results"][:3]]
+
+
+def test_parallel_and_sequential_retrieval_agree(index, monkeypatch):
+    # Small indexes run their modalities one after the other; large ones in parallel.
+    import maguyva.query.search as search_module
+
+    queries = ["how does login work", "who calls check_password", '"ECONNREFUSED"', "verify tokens"]
+    sequential = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
+    monkeypatch.setattr(search_module, "PARALLEL_MIN_CHUNKS", 0)
+    parallel = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
+    assert parallel == sequential and all(sequential)
