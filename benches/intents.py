@@ -52,7 +52,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -181,21 +180,16 @@ def summarize(rows: list[dict]) -> dict:
 
 def open_repositories(args: argparse.Namespace, parser: argparse.ArgumentParser, sets: list[dict]) -> list[dict]:
     """The index and coverage of every repository the sets use, built or updated as queries.py does."""
-    from maguyva import Index
-
     names = {q["repo"] for q in sets}
     repos = [r for r in queries.selected_repos(parser, args) if r["name"] in names]
     opened = []
     print(f"{'repository':<10} {'language':<11} {'queries':>7} {'build s':>8}")
     for repo in repos:
-        broot = (repo.get("benchmark_root") or "").strip("/")
-        root = args.repos / repo["name"] / broot
-        if not root.is_dir():
-            print(f"{repo['name']:<10} missing: {root}", file=sys.stderr)
+        built = queries.build_bench_index(args, repo)
+        if built is None:
             continue
-        started = time.perf_counter()
-        index = Index.build(root, index_dir=args.index_root / repo["name"])
-        seconds = time.perf_counter() - started
+        index, broot, seconds = built
+        root = args.repos / repo["name"] / broot
         coverage = Coverage(index.reader, broot)
         mine = [q for q in sets if q["repo"] == repo["name"]]
         for q in mine:

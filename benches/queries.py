@@ -35,11 +35,11 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -260,6 +260,21 @@ def apply_ablation(name: str, indexes: list) -> None:
         route.DIRECT_CONFIDENCE = 0.80
 
 
+def build_bench_index(args: argparse.Namespace, repo: dict) -> tuple[Any, str, float] | None:
+    """Builds or brings up to date the index of `repo`'s benchmark_root in --index-root/<name>:
+    (index, benchmark_root, seconds), or None (said on stderr) when the tree is missing."""
+    from maguyva import Index  # imported late: the caller sets MAGUYVA_HOME first
+
+    broot = (repo.get("benchmark_root") or "").strip("/")
+    root = args.repos / repo["name"] / broot
+    if not root.is_dir():
+        print(f"{repo['name']:<12} missing: {root}", file=sys.stderr)
+        return None
+    started = time.perf_counter()
+    index = Index.build(root, index_dir=args.index_root / repo["name"])
+    return index, broot, time.perf_counter() - started
+
+
 def selected_repos(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict]:
     """The repositories of repos.json that --repos-subset (or --quick) asks for."""
     subset = set(args.repos_subset) if args.repos_subset else (set(QUICK_REPOS) if args.quick else None)
@@ -288,7 +303,6 @@ def main() -> int:
 
     args.index_root.mkdir(parents=True, exist_ok=True)
     os.environ["MAGUYVA_HOME"] = str(args.index_root / "_home")
-    from maguyva import Index  # after MAGUYVA_HOME is set
 
     presets = ["default"] if args.quick else args.presets
     repos = selected_repos(parser, args)
@@ -297,14 +311,10 @@ def main() -> int:
     indexed = []
     print(f"{'repository':<12} {'language':<11} {'files':>6} {'chunks':>7} {'queries':>7} {'build s':>8}")
     for repo in repos:
-        broot = (repo.get("benchmark_root") or "").strip("/")
-        root = args.repos / repo["name"] / broot
-        if not root.is_dir():
-            print(f"{repo['name']:<12} missing: {root}", file=sys.stderr)
+        built = build_bench_index(args, repo)
+        if built is None:
             continue
-        started = time.perf_counter()
-        index = Index.build(root, index_dir=args.index_root / repo["name"])
-        seconds = time.perf_counter() - started
+        index, broot, seconds = built
         queries = json.loads((args.bench / "annotations" / f"{repo['name']}.json").read_text())
         coverage = Coverage(index.reader, broot)
         for q in queries:
@@ -424,7 +434,7 @@ def main() -> int:
     _table(["language", "repos", "NDCG@10", "NDCG@5"],
            [[lang, str(v["repos"]), _fmt(v["ndcg@10"]), _fmt(v["ndcg@5"])]
             for lang, v in report["presets"][shown]["per_language"].items()])
-    print(f"NDCG@10 per repository")
+    print("NDCG@10 per repository")
     _table(["repository"] + presets,
            [[item["repo"]["name"]] + [_fmt(report["presets"][p]["per_repo"][item["repo"]["name"]]["ndcg@10"])
                                       for p in presets] for item in indexed])

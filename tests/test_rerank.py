@@ -99,16 +99,21 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    root = tmp_path_factory.mktemp("rerank-repo")
-    for path, text in FILES.items():
+def built_index(tmp_path_factory: pytest.TempPathFactory, name: str, files: dict[str, str]):
+    """An index of a repository holding `files` (dedented)."""
+    root = tmp_path_factory.mktemp(f"{name}-repo")
+    for path, text in files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(textwrap.dedent(text))
-    built = Index.build(root, index_dir=tmp_path_factory.mktemp("rerank-index"))
+    built = Index.build(root, index_dir=tmp_path_factory.mktemp(f"{name}-index"))
     yield built
     built.close()
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "rerank", FILES)
 
 
 def chunk_of(index: Index, path: str) -> int:
@@ -188,14 +193,7 @@ SPAN_FILES = {
 
 @pytest.fixture(scope="module")
 def span_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    root = tmp_path_factory.mktemp("span-repo")
-    for path, text in SPAN_FILES.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    built = Index.build(root, index_dir=tmp_path_factory.mktemp("span-index"))
-    yield built
-    built.close()
+    yield from built_index(tmp_path_factory, "span", SPAN_FILES)
 
 
 def test_each_caller_is_its_own_result(span_index: Index):

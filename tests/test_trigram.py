@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import maguyva
 from maguyva import CorruptIndexError, TrigramIndex
 
 

@@ -19,7 +19,6 @@ from maguyva.index.reader import IndexReader
 from maguyva.query.retrievers.base import Candidate, Query
 from maguyva.query.rerank import defined_as
 from maguyva.query.retrievers.structural import symbol_table
-from maguyva.query.tokens import STOPWORDS as ENGLISH_STOPWORDS
 
 # BM25's usual constants: k1 sets how fast repeated matches saturate, b how much length counts.
 K1 = 1.2
