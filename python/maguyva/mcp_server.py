@@ -168,6 +168,19 @@ def _object(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[st
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
+def _graph_walk_input(symbol: str, depth_default: int, depth: str) -> dict[str, Any]:
+    """The input schema of a walk of the graph from a symbol (callers, impact)."""
+    return _object(
+        {
+            "symbol": {"type": "string", "minLength": 1, "description": symbol},
+            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": depth_default,
+                      "description": depth},
+            "repo": _REPO,
+        },
+        ["symbol"],
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     name: str
@@ -408,16 +421,8 @@ TOOLS: dict[str, Tool] = {
             "the line of the call, the enclosing definition (null for top-level code) and its depth (1: calls it "
             f"directly; up to `depth`: calls something that calls it). Nearest first, at most {MAX_CALLERS}; "
             "`total` counts them all. The symbol is found as find_symbol finds it.",
-            _object(
-                {
-                    "symbol": {"type": "string", "minLength": 1,
-                               "description": "The called symbol's name, possibly qualified."},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1,
-                              "description": f"How many calls away (1-{MAX_DEPTH}; default 1: direct callers)."},
-                    "repo": _REPO,
-                },
-                ["symbol"],
-            ),
+            _graph_walk_input("The called symbol's name, possibly qualified.", 1,
+                              f"How many calls away (1-{MAX_DEPTH}; default 1: direct callers)."),
             _object(
                 {
                     "symbol": {"type": "string"}, "depth": {"type": "integer"},
@@ -447,16 +452,8 @@ TOOLS: dict[str, Tool] = {
             "inheritance, transitively up to `depth` edges, nearest first. Each dependant gives repository, "
             "path, the line where the dependency is written, the enclosing definition, its depth and the kind of "
             f"edge; `files_affected` and `by_depth` summarise the list (at most {MAX_DEPENDANTS}; `total` counts all).",
-            _object(
-                {
-                    "symbol": {"type": "string", "minLength": 1,
-                               "description": "The symbol's name, possibly qualified."},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 3,
-                              "description": f"How many edges away (1-{MAX_DEPTH}; default 3)."},
-                    "repo": _REPO,
-                },
-                ["symbol"],
-            ),
+            _graph_walk_input("The symbol's name, possibly qualified.", 3,
+                              f"How many edges away (1-{MAX_DEPTH}; default 3)."),
             _object(
                 {
                     "symbol": {"type": "string"}, "depth": {"type": "integer"},
