@@ -161,3 +161,15 @@ def test_mcp_help_shows_the_tools_and_a_configuration(capsys):
 def test_mcp_with_a_missing_path_is_one_line(capsys):
     assert main(["mcp", "/no/such/path"]) == 2
     assert capsys.readouterr().err.strip() == "maguyva: path not found: /no/such/path"
+
+
+def test_explain_adds_up_the_score(repo, capsys):
+    assert main(["search", "how does retry work", str(repo), "--explain", "--top-k", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("intent understand_code") and "route rrf" in lines[0]
+    score_line = next(line for line in lines if line.strip().startswith("score "))
+    total, parts = score_line.split("=", 1)
+    # Every term is "+value)"; they add up to the score (before a secondary-code factor, if any).
+    values = [float(v.split(")")[0]) for v in parts.split("(+")[1:]]
+    factor = float(parts.rsplit(" x ", 1)[1]) if " x " in parts else 1.0
+    assert float(total.split()[1]) == pytest.approx(sum(values) * factor, abs=2e-4)

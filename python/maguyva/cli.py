@@ -17,6 +17,7 @@ from maguyva.embed import EmbeddingError
 from maguyva.index.build import BuildSummary
 from maguyva.index.progress import Progress
 from maguyva.index.store import IndexStoreError
+from maguyva.query.results import Hit
 
 SNIPPET_LINES = 3
 
@@ -157,6 +158,17 @@ def run_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def explanation(hit: Hit) -> str:
+    """What made a result's score: each modality's rank and contribution, then the post-fusion
+    bonuses and factor (`maguyva.query.rerank`)."""
+    parts = [f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()]
+    adjustments = dict(hit.adjustments)
+    factor = adjustments.pop("secondary_code_factor", None)
+    parts += [f"{name} (+{value:.4f})" for name, value in adjustments.items()]
+    text = " + ".join(parts) or "no modality (added by a post-fusion signal)"
+    return f"({text}) x {factor:g}" if factor is not None else text
+
+
 def print_response(answer: CorpusResponse, explain: bool, several: bool = False) -> None:
     response = answer.response
     if explain:
@@ -177,10 +189,7 @@ def print_response(answer: CorpusResponse, explain: bool, several: bool = False)
         where = f"{repo}:{hit.path}" if several else hit.path
         print(f"{where}:{hit.start_line}-{hit.end_line}{symbol}")
         if explain:
-            parts = ", ".join(
-                f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()
-            )
-            print(f"    score {hit.score:.4f} = {parts}")
+            print(f"    score {hit.score:.4f} = {explanation(hit)}")
         for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
             print(f"    {line[:160]}")
 
