@@ -160,31 +160,11 @@ class Bm25Windows:
 
 
 # ---------------------------------------------------------------------------------------------
-# Aggregation (as in queries.py)
+# Aggregation (queries.py's, plus latency and zero results)
 
 
 def aggregate(rows: list[dict]) -> dict:
-    by_repo = defaultdict(list)
-    for r in rows:
-        by_repo[r["repo"]].append(r)
-    per_repo = {}
-    for name, rs in by_repo.items():
-        entry = {"language": rs[0]["language"], "queries": len(rs)}
-        for k in KS:
-            entry[f"ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs)
-            for cat in CATEGORIES:
-                entry[f"{cat}_ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs if r["category"] == cat)
-        per_repo[name] = entry
-    section = {"per_repo": per_repo, "overall": {}, "per_category": {}, "per_language": {}}
-    languages = sorted({e["language"] for e in per_repo.values()})
-    for k in KS:
-        section["overall"][f"ndcg@{k}"] = _mean(e[f"ndcg@{k}"] for e in per_repo.values())
-        for cat in CATEGORIES:
-            section["per_category"].setdefault(cat, {})[f"ndcg@{k}"] = _mean(
-                e[f"{cat}_ndcg@{k}"] for e in per_repo.values())
-        for lang in languages:
-            section["per_language"].setdefault(lang, {})[f"ndcg@{k}"] = _mean(
-                e[f"ndcg@{k}"] for e in per_repo.values() if e["language"] == lang)
+    section = queries.ndcg_section(rows)
     times = [r["elapsed_ms"] for r in rows]
     section["latency"] = {"queries": len(times), "p50_ms": _pct(times, 50), "p95_ms": _pct(times, 95)}
     section["zero_result_rate"] = _mean(r["n_results"] == 0 for r in rows)

@@ -260,6 +260,33 @@ def apply_ablation(name: str, indexes: list) -> None:
         route.DIRECT_CONFIDENCE = 0.80
 
 
+def ndcg_section(rows: list[dict]) -> dict:
+    """NDCG@k of scored query rows (repo, language, category, ndcg@k): per repository, then the
+    means over repositories overall, per category and per language (as the benchmark defines)."""
+    by_repo: defaultdict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_repo[r["repo"]].append(r)
+    per_repo = {}
+    for name, rs in by_repo.items():
+        entry = {"language": rs[0]["language"], "queries": len(rs)}
+        for k in KS:
+            entry[f"ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs)
+            for cat in CATEGORIES:
+                entry[f"{cat}_ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs if r["category"] == cat)
+        per_repo[name] = entry
+    section: dict = {"per_repo": per_repo, "overall": {}, "per_category": {}, "per_language": {}}
+    for k in KS:
+        section["overall"][f"ndcg@{k}"] = _mean(e[f"ndcg@{k}"] for e in per_repo.values())
+        for cat in CATEGORIES:
+            section["per_category"].setdefault(cat, {})[f"ndcg@{k}"] = _mean(
+                e[f"{cat}_ndcg@{k}"] for e in per_repo.values())
+        for lang in sorted({e["language"] for e in per_repo.values()}):
+            section["per_language"].setdefault(lang, {"repos": sum(
+                e["language"] == lang for e in per_repo.values())})[f"ndcg@{k}"] = _mean(
+                e[f"ndcg@{k}"] for e in per_repo.values() if e["language"] == lang)
+    return section
+
+
 def build_bench_index(args: argparse.Namespace, repo: dict) -> tuple[Any, str, float] | None:
     """Builds or brings up to date the index of `repo`'s benchmark_root in --index-root/<name>:
     (index, benchmark_root, seconds), or None (said on stderr) when the tree is missing."""
@@ -372,30 +399,9 @@ def main() -> int:
             "queries": len(item["queries"]), "build_s": round(item["build_s"], 3),
             "uncovered_targets": sum(len(q["_targets"]) - q["_covered"] for q in item["queries"]),
         })
-    languages = sorted({item["repo"]["language"] for item in indexed})
     for preset in presets:
         rows = [r for r in per_query if r["preset"] == preset]
-        by_repo = defaultdict(list)
-        for r in rows:
-            by_repo[r["repo"]].append(r)
-        section: dict = {"per_repo": {}, "overall": {}, "per_category": {}, "per_language": {}}
-        for name, rs in by_repo.items():
-            entry = {"language": rs[0]["language"], "queries": len(rs)}
-            for k in KS:
-                entry[f"ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs)
-                for cat in CATEGORIES:
-                    entry[f"{cat}_ndcg@{k}"] = _mean(r[f"ndcg@{k}"] for r in rs if r["category"] == cat)
-            section["per_repo"][name] = entry
-        repo_entries = section["per_repo"]
-        for k in KS:
-            section["overall"][f"ndcg@{k}"] = _mean(e[f"ndcg@{k}"] for e in repo_entries.values())
-            for cat in CATEGORIES:
-                section["per_category"].setdefault(cat, {})[f"ndcg@{k}"] = _mean(
-                    e[f"{cat}_ndcg@{k}"] for e in repo_entries.values())
-            for lang in languages:
-                section["per_language"].setdefault(lang, {"repos": sum(
-                    e["language"] == lang for e in repo_entries.values())})[f"ndcg@{k}"] = _mean(
-                    e[f"ndcg@{k}"] for e in repo_entries.values() if e["language"] == lang)
+        section = ndcg_section(rows)
         zero = {"overall": _mean(r["n_results"] == 0 for r in rows), "queries": len(rows),
                 "per_category": {}, "per_intent": {}}
         for cat in CATEGORIES:

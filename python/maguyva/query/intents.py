@@ -98,7 +98,7 @@ RULES: tuple[Rule, ...] = (
     Rule("quoted_string", EXACT_MATCH, 0.90, 4),
     Rule("error_token", EXACT_MATCH, 0.85, 4),
     Rule("literal_phrase", EXACT_MATCH, 0.85, 4),
-    # The query is an identifier, possibly wrapped ("find X", "where is X defined").
+    # The query is an identifier, possibly wrapped ("find X", "show me the X class"), or one word.
     Rule("identifier", FIND_DEFINITION, 0.80, 5),
     # An identifier inside a longer sentence: likely, but the sentence may be asking something else.
     Rule("identifier_in_sentence", FIND_DEFINITION, 0.60, 5),
