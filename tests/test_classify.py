@@ -276,6 +276,10 @@ def test_identifier_in_sentence(query, subject):
         "overview of the storage layer",
         "walk me through a request",
         "what happens when a user logs in",
+        # passive verbs in a list describe a mechanism; they do not ask for call sites
+        "how commands are structured and invoked",
+        "how log handlers are registered and invoked by the logger",
+        "how plugins are loaded or called at startup",
     ],
 )
 def test_explanation_word(query):

@@ -322,6 +322,8 @@ def _declaration(text: str) -> Classification | None:
 
 # --- rules 2 and 3: reference and impact phrases -------------------------------------------------
 
+#: Not after a conjunction: "registered and invoked" lists what happens to something.
+_NOT_A_LIST = r"(?<!\band)(?<!\bor)(?<!\bthen)"
 _REFERENCES = re.compile(
     # who calls X, what uses X, which functions call X, who is calling X
     r"\b(?:who|what|which(?:\s+[a-z]+){0,2}?)\s+(?:else\s+|all\s+|still\s+|actually\s+)?"
@@ -332,7 +334,8 @@ _REFERENCES = re.compile(
     r"|\b(?:usages?|uses|users|references?|refs|callers|callsites?|call[\s-]sites?|invocations?"
     r"|consumers|importers)\s+(?:of|to|for)\s+(?P<b>" + _SPAN + r")"
     # where is X used, how is X called, is X still used
-    r"|\b(?:is|are|was|were|gets?)\s+(?P<c>" + _LAZY_SPAN + r")\s+(?:still\s+|ever\s+|even\s+"
+    # (a span ending in "and"/"or" is a list of verbs: "how are handlers registered and invoked")
+    r"|\b(?:is|are|was|were|gets?)\s+(?P<c>" + _LAZY_SPAN + r")" + _NOT_A_LIST + r"\s+(?:still\s+|ever\s+|even\s+"
     r"|actually\s+|currently\s+|really\s+)?(?:being\s+)?(?:used|called|invoked|referenced"
     r"|imported|instantiated|consumed)\b"
     # where X is used
