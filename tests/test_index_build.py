@@ -172,6 +172,13 @@ def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, t
     assert snapshot(store.default_index_dir(repo)) == incremental
 
 
+def test_new_parsing_rules_parse_every_file_again(repo, monkeypatch):
+    build_index(repo)
+    monkeypatch.setattr(build_module, "PARSER_VERSION", build_module.PARSER_VERSION + 1)
+    assert build_index(repo).parsed_files == 6
+    assert build_index(repo).parsed_files == 0
+
+
 def test_a_failed_build_leaves_the_previous_index_usable(repo, monkeypatch):
     Index.build(repo)
     index_dir = store.default_index_dir(repo)

@@ -18,7 +18,7 @@ from maguyva.index.chunk import (
     significant_chars,
 )
 from maguyva.index.model import ParsedFile
-from maguyva.index.parse import language_for, parse_file
+from maguyva.index.parse import language_for, parse_file, without_export_macros
 
 
 def check_chunks(parsed: ParsedFile, content: bytes, *, overlapping: bool = False) -> None:
@@ -419,6 +419,61 @@ def test_language_details(path: str, source: str, expected: list[tuple[str, str]
     parsed = parse_file(path, source.encode())
     assert [(s.qualified_name, s.kind) for s in parsed.symbols] == expected
     check_chunks(parsed, source.encode())
+
+
+#: A C++ header written the way libraries with export macros write them.
+_MACRO_HEADER = """#define LIB_EXPORT
+LIB_BEGIN_NAMESPACE
+namespace detail {
+class helper {
+  template <typename A>
+  LIB_CONSTEXPR helper(const A& a) : value(a) {}
+  int value;
+};
+}  // namespace detail
+
+LIB_EXPORT template <typename C> class arg_store {
+ public:
+  LIB_CONSTEXPR20 void clear() {
+    if LIB_CONSTEXPR20 (sizeof(C) > 1) { reset(); }
+  }
+};
+
+class LIB_API format_error : public std::runtime_error {
+ public:
+  LIB_INLINE explicit format_error(const char* m) : std::runtime_error(m) {}
+};
+LIB_END_NAMESPACE
+"""
+
+
+def test_export_macros_do_not_hide_cpp_definitions() -> None:
+    parsed = parse_file("lib/args.h", _MACRO_HEADER.encode())
+    assert [(s.qualified_name, s.kind, s.start_line) for s in parsed.symbols] == [
+        ("LIB_EXPORT", "constant", 1),
+        ("detail", "module", 3),
+        ("detail.helper", "class", 4),
+        ("detail.helper.helper", "method", 6),
+        ("arg_store", "class", 11),
+        ("arg_store.clear", "method", 13),
+        ("format_error", "class", 18),
+        ("format_error.format_error", "method", 20),
+    ]
+    # The macros are blanked for the grammar only: what is shown is the file as written.
+    signatures = {s.qualified_name: s.signature for s in parsed.symbols}
+    assert signatures["format_error"] == "class LIB_API format_error : public std::runtime_error"
+    assert any(c.text.startswith("LIB_EXPORT template <typename C> class arg_store {") for c in parsed.chunks)
+    check_chunks(parsed, _MACRO_HEADER.encode())
+
+
+def test_macro_blanking_keeps_offsets_and_leaves_other_code_alone() -> None:
+    source = b"#define LIB_API __attribute__((visibility(\"default\")))\nLIB_API int f(void) { return MAX_LEN; }\n"
+    blanked = without_export_macros(source, "c")
+    assert len(blanked) == len(source)
+    assert blanked.startswith(b"#define LIB_API ")  # a macro's own definition is kept
+    assert b"MAX_LEN" in blanked  # a constant in an expression is code
+    assert without_export_macros(source, "python") == source
+    assert [(s.name, s.kind) for s in parse_file("f.c", source).symbols][-1] == ("f", "function")
 
 
 def test_elixir_clauses_are_one_symbol_with_the_doc() -> None:

@@ -26,7 +26,7 @@ from maguyva._core import TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, embed_texts, make_embedder
 from maguyva.index import graph, store
 from maguyva.index.model import Chunk, Reference, Symbol
-from maguyva.index.parse import parse_file
+from maguyva.index.parse import PARSER_VERSION, parse_file
 from maguyva.index.progress import Progress, Silent
 
 DEFAULT_MAX_FILE_SIZE = 1_000_000
@@ -211,6 +211,7 @@ def load_previous_records(index_dir: Path, model: Embedder) -> dict[str, FileRec
 
     With another embedder (provider, model or size) nothing is carried over: the stored chunks
     keep no text to embed again from, and a full rebuild is what a model change needs anyway.
+    Nor when the files were parsed by another version of the parsing rules (`PARSER_VERSION`).
     """
     try:
         generation = store.current_generation(index_dir)
@@ -218,7 +219,11 @@ def load_previous_records(index_dir: Path, model: Embedder) -> dict[str, FileRec
     except store.IndexStoreError:
         return {}
     try:
-        if store.read_meta(db).get("embedder") != json.dumps(embedder_identity(model)):
+        meta = store.read_meta(db)
+        if meta.get("embedder") != json.dumps(embedder_identity(model)):
+            return {}
+        if meta.get("parser") != str(PARSER_VERSION):
+            # Parsed by older rules: every file is parsed again (codes come from the cache).
             return {}
         return _read_records(db, np.load(generation / store.CODES, mmap_mode="r"))
     except (sqlite3.DatabaseError, OSError, ValueError, KeyError):
@@ -303,6 +308,7 @@ def write_generation(
             {
                 "root": str(root),
                 "embedder": json.dumps(embedder_identity(model)),
+                "parser": str(PARSER_VERSION),
                 "skipped": skipped,
                 "built_at": time.time(),
                 **{f"count_{k}": v for k, v in counts.items()},

@@ -32,6 +32,10 @@ from maguyva.index.model import ParsedFile, Reference, Symbol
 
 logger = logging.getLogger(__name__)
 
+#: Raised whenever a change to the rules below changes what a file parses into, so that indexes
+#: built before it parse their files again instead of keeping the old symbols and chunks.
+PARSER_VERSION = 2
+
 #: Signatures and docstrings longer than this are cut: they are for display and matching, and a
 #: few hundred characters carry what a reader needs.
 MAX_SIGNATURE_CHARS = 300
@@ -227,10 +231,59 @@ class _Matches:
     signatures: dict[int, str] = field(default_factory=dict)
 
 
+#: C and C++ export and attribute macros (`FMT_EXPORT template <...> class X`, `class FMT_API X :`),
+#: which the grammars cannot expand and which leave the declaration they precede unparsed. A macro
+#: here is an upper-case name with an underscore, so `DWORD`, `FILE` and other types stay.
+_EXPORT_MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+_MACRO_BEFORE_DECLARATION = re.compile(
+    rb"^[ \t]*(?P<macros>(?:" + _EXPORT_MACRO + rb"[ \t]+)+)(?=(?:template|class|struct|union|enum|namespace|typedef"
+    rb"|using|inline|static|extern|constexpr|consteval|explicit|virtual|friend|auto|void|const|unsigned|signed|int"
+    rb"|char|bool|long|short|float|double)\b)",
+    re.MULTILINE,
+)
+#: C++ only: before a constructor or a function whose return type the macro is not (C's grammar
+#: does not take a definition without a return type).
+_MACRO_BEFORE_FUNCTION = re.compile(
+    rb"^[ \t]*(?P<macros>(?:" + _EXPORT_MACRO + rb"[ \t]+)+)(?=~?[A-Za-z_]\w*(?:<[^<>\n]*>)?\()",
+    re.MULTILINE,
+)
+_MACRO_AFTER_CLASS_KEY = re.compile(
+    rb"\b(?:class|struct|union)[ \t]+(?P<macros>" + _EXPORT_MACRO + rb")(?=[ \t]+[A-Za-z_]\w*[ \t]*(?:final\b|[:{]|$))",
+    re.MULTILINE,
+)
+#: A macro alone on a line, such as `FMT_BEGIN_NAMESPACE` or `G_BEGIN_DECLS` (they open or close
+#: scopes the grammar cannot see, and it reads what follows as one broken function).
+_MACRO_LINE = re.compile(rb"^(?P<macros>" + _EXPORT_MACRO + rb")[ \t]*\r?$", re.MULTILINE)
+#: `if FMT_CONSTEXPR20 (...)`: a macro for `constexpr` between `if` and its condition.
+_MACRO_AFTER_IF = re.compile(rb"\bif[ \t]+(?P<macros>" + _EXPORT_MACRO + rb")[ \t]*(?=\()")
+_MACRO_PATTERNS = {
+    "c": (_MACRO_LINE, _MACRO_BEFORE_DECLARATION, _MACRO_AFTER_CLASS_KEY),
+    "cpp": (_MACRO_LINE, _MACRO_BEFORE_DECLARATION, _MACRO_BEFORE_FUNCTION, _MACRO_AFTER_CLASS_KEY, _MACRO_AFTER_IF),
+}
+
+
+def without_export_macros(content: bytes, language: str = "cpp") -> bytes:
+    """`content` with the export macros of declarations replaced by spaces: same length, so every
+    byte offset and line still points into the file as written."""
+
+    def blank(m: re.Match[bytes]) -> bytes:
+        start, end = m.span("macros")
+        text = m.group(0)
+        offset = m.start()
+        return text[: start - offset] + b" " * (end - start) + text[end - offset :]
+
+    if b"_" not in content:
+        return content
+    for pattern in _MACRO_PATTERNS.get(language, ()):
+        content = pattern.sub(blank, content)
+    return content
+
+
 def _parse_code(path: str, compiled: _Compiled, content: bytes, lines: list[str]) -> ParsedFile:
     spec = compiled.spec
     language = spec.name
-    tree = _parser_for(language).parse(content)
+    source = without_export_macros(content, language)
+    tree = _parser_for(language).parse(source)
     root = tree.root_node
     found = _collect(compiled, root)
     file = _File(spec, content, found)
