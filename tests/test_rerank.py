@@ -36,6 +36,17 @@ def test_matched_share_counts_words_and_prefixes():
     assert matched_share(frozenset(), path_words("x.py")) == 0.0
 
 
+def test_a_name_agrees_with_paths_by_its_parts():
+    # As a sentence word, "intoresponse" would match into_make_service.rs by the prefix "into".
+    sentence = question_words("IntoResponse")
+    assert matched_share(sentence, path_words("routing/into_make_service.rs")) == 1.0
+    parts = question_words("IntoResponse", name_parts=True)
+    assert parts == {"response"}  # "into" is a stopword
+    assert matched_share(parts, path_words("routing/into_make_service.rs")) == 0.0
+    assert matched_share(parts, path_words("response/mod.rs")) == 1.0
+    assert question_words("parse_config", name_parts=True) == {"parse", "config"}
+
+
 @pytest.mark.parametrize(
     "path, language, secondary",
     [

@@ -104,8 +104,14 @@ def path_words(path: str) -> frozenset[str]:
     return frozenset(w for w in words if w)
 
 
-def question_words(query: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(query) if len(w) > 2 and w.lower() not in STOPWORDS)
+def question_words(query: str, name_parts: bool = False) -> frozenset[str]:
+    """The words of a question that a path can agree with. With `name_parts` (the question is a
+    name), a compound name counts by its parts: `IntoResponse` is filed under `response/`, and
+    must not match `into_make_service.rs` through the prefix "into" of "intoresponse"."""
+    words = _WORD.findall(query)
+    if name_parts:
+        words = [part for word in words for part in (split_identifier(word) or [word])]
+    return frozenset(w.lower() for w in words if len(w) > 2 and w.lower() not in STOPWORDS)
 
 
 @lru_cache(maxsize=65536)
@@ -218,8 +224,8 @@ def rerank(
         definition = {chunk: bonus * best for chunk, bonus in definition_bonuses(reader, names, scale).items()}
     # A name's definition answers a question that is a name; file names matter only when the
     # index holds no definition of it.
-    is_name_question = classification.rule in _NAME_RULES and bool(classification.subject) and bool(definition)
-    words = question_words(query) if signals.paths and not is_name_question else frozenset()
+    is_name = classification.rule in _NAME_RULES and bool(classification.subject)
+    words = question_words(query, name_parts=is_name) if signals.paths and not (is_name and definition) else frozenset()
     coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
