@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import textwrap
+from types import SimpleNamespace
+
 import pytest
 
 from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
     SECONDARY_CODE,
+    PathVocabulary,
     Signals,
     is_secondary_path,
     matched_share,
@@ -16,6 +19,7 @@ from maguyva.query.rerank import (
     path_words,
     question_words,
     rerank,
+    telling_words,
 )
 
 
@@ -45,6 +49,35 @@ def test_a_name_agrees_with_paths_by_its_parts():
     assert matched_share(parts, path_words("routing/into_make_service.rs")) == 0.0
     assert matched_share(parts, path_words("response/mod.rs")) == 1.0
     assert question_words("parse_config", name_parts=True) == {"parse", "config"}
+
+
+class _Reader:
+    """What the path vocabulary reads of an index: its files' paths."""
+
+    def __init__(self, *paths: str):
+        self.files = [SimpleNamespace(path=p) for p in paths]
+
+
+def test_words_on_most_paths_tell_nothing():
+    reader = _Reader(
+        "Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs", "Dapper/DynamicParameters.cs",
+        "Dapper/CommandDefinition.cs", "Dapper/DbString.cs", "Dapper/TypeExtensions.cs",
+    )
+    vocabulary = PathVocabulary(reader)
+    assert vocabulary.share("dapper") == 1.0  # the folder of every file
+    assert vocabulary.share("mapper") == pytest.approx(2 / 6)  # a part of two file names
+    assert vocabulary.share("parameters") == pytest.approx(1 / 6)
+    assert vocabulary.share("params") == 0.0  # neither a prefix of a path word nor has one
+    assert vocabulary.share("definitions") == pytest.approx(1 / 6)  # "definition" is its prefix
+    words = question_words("how Dapper caches typed parameters")
+    assert telling_words(reader, words) == {"caches", "typed", "parameters"}
+
+
+def test_a_file_counts_once_however_many_of_its_words_agree():
+    reader = _Reader("StackSet.hs", "Core.hs", "Config.hs", "Layout.hs", "Main.hs", "Operations.hs", "ManageHook.hs")
+    # "stackset", "stack" and "set" are all words of one file: 1/7, not 3/7.
+    assert PathVocabulary(reader).share("stackset") == pytest.approx(1 / 7)
+    assert telling_words(reader, frozenset({"stackset"})) == {"stackset"}
 
 
 @pytest.mark.parametrize(

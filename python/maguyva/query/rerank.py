@@ -8,6 +8,7 @@ applied to the fused candidates of the intents that answer with places to read
   in `LineFormatter.php`, "radix tree" in `tree.go`. A chunk whose file name or folder shares
   words with the question gains the best fused score times the share of the question's words it
   matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match).
+  Words on the paths of most of the index's files (the project's own name) are not counted.
   Not for a question that is a bare name with a definition in the index: that is the answer.
 - **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
@@ -28,8 +29,13 @@ produced it. Every number is here, as data.
 from __future__ import annotations
 
 import re
+import threading
+import weakref
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
 
 from maguyva.index.reader import IndexReader
 from maguyva.query.classify import Classification
@@ -46,6 +52,9 @@ COHERENCE_INTENTS = frozenset({"understand_code"})
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
 PATH_MIN_SHARE = 0.10
+#: A question word found in the paths of more than this share of the index's files (the
+#: project's own name, "src", "core") says nothing about which file is meant: it is not counted.
+COMMON_PATH_WORD = 0.25
 #: Definition bonus, in units of the best fused score: for a question that is a name, for
 #: names inside a sentence, and the factor when the file is named after the symbol.
 DEFINITION_BONUS_NAME = 3.0
@@ -131,6 +140,61 @@ def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
         if word in path or word in prefixes or any(word[:i] in path for i in range(3, len(word))):
             matched += 1
     return matched / len(words)
+
+
+class PathVocabulary:
+    """Which of an index's files each path word is on, to tell how many files a question word
+    agrees with by `matched_share`'s rule."""
+
+    def __init__(self, reader: IndexReader):
+        self.files = len(reader.files)
+        files_of: dict[str, list[int]] = {}
+        for file_id, info in enumerate(reader.files):
+            for word in path_words(info.path):
+                files_of.setdefault(word, []).append(file_id)
+        self._files_of = {word: np.asarray(ids, dtype=np.int64) for word, ids in files_of.items()}
+        self._sorted = sorted(files_of)
+        self._shares: dict[str, float] = {}
+
+    def share(self, word: str) -> float:
+        """Share of the files whose paths agree with `word`: a path word starts with it, or it
+        starts with a path word of 3+ letters."""
+        known = self._shares.get(word)
+        if known is not None:
+            return known
+        on = np.zeros(self.files, dtype=bool)
+        # Path words starting with `word` are one run of the sorted vocabulary.
+        at = bisect_left(self._sorted, word)
+        while at < len(self._sorted) and self._sorted[at].startswith(word):
+            on[self._files_of[self._sorted[at]]] = True
+            at += 1
+        for i in range(3, len(word)):
+            ids = self._files_of.get(word[:i])
+            if ids is not None:
+                on[ids] = True
+        share = self._shares[word] = float(on.sum()) / self.files if self.files else 0.0
+        return share
+
+
+_vocabularies: weakref.WeakKeyDictionary[IndexReader, PathVocabulary] = weakref.WeakKeyDictionary()
+_vocabularies_lock = threading.Lock()
+
+
+def path_vocabulary(reader: IndexReader) -> PathVocabulary:
+    """The path vocabulary of `reader`'s index, built on first use and kept while the reader lives."""
+    vocabulary = _vocabularies.get(reader)
+    if vocabulary is None:
+        with _vocabularies_lock:
+            vocabulary = _vocabularies.get(reader)
+            if vocabulary is None:
+                vocabulary = _vocabularies[reader] = PathVocabulary(reader)
+    return vocabulary
+
+
+def telling_words(reader: IndexReader, words: frozenset[str]) -> frozenset[str]:
+    """`words` without those common to most of the index's paths (`COMMON_PATH_WORD`)."""
+    vocabulary = path_vocabulary(reader)
+    return frozenset(w for w in words if vocabulary.share(w) <= COMMON_PATH_WORD)
 
 
 def _file_named_after(path: str, name: str) -> bool:
@@ -225,7 +289,9 @@ def rerank(
     # A name's definition answers a question that is a name; file names matter only when the
     # index holds no definition of it.
     is_name = classification.rule in _NAME_RULES and bool(classification.subject)
-    words = question_words(query, name_parts=is_name) if signals.paths and not (is_name and definition) else frozenset()
+    words = frozenset()
+    if signals.paths and not (is_name and definition):
+        words = telling_words(reader, question_words(query, name_parts=is_name))
     coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
