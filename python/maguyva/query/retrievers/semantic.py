@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
+
+import numpy as np
 
 from maguyva._core import hamming_top_k
 from maguyva.embed import Embedder
 from maguyva.index.reader import IndexReader
 from maguyva.query.retrievers.base import Candidate, Query
+
+#: A chunk holding no definition and at most this many lines (an import block, a stray
+#: `#endif`) is not an answer by meaning: its embedding is mostly its file's path, so it comes up
+#: for any question that names the file. Such chunks are left out of this modality's list (the
+#: text modality still finds them).
+MAX_BARE_LINES = 5
+
+_bare: weakref.WeakKeyDictionary[IndexReader, np.ndarray] = weakref.WeakKeyDictionary()
+_bare_lock = threading.Lock()
+
+
+def bare_chunks(reader: IndexReader) -> np.ndarray:
+    """Per chunk, whether it is a short chunk with no definition (computed once per index)."""
+    found = _bare.get(reader)
+    if found is None:
+        with _bare_lock:
+            found = _bare.get(reader)
+            if found is None:
+                no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
+                found = _bare[reader] = no_symbol & (reader.chunk_lines <= MAX_BARE_LINES)
+    return found
 
 
 class SemanticRetriever:
@@ -23,6 +48,15 @@ class SemanticRetriever:
         if len(reader.codes) == 0:
             return []
         code = self._embedder().embed_query(query.text)
-        rows, distances = hamming_top_k(reader.codes, code, limit)
+        bare = bare_chunks(reader)
+        # Nearest chunks, more of them until `limit` remain once the bare ones are left out.
+        wanted = limit
+        while True:
+            wanted = min(len(bare), 2 * wanted)
+            rows, distances = hamming_top_k(reader.codes, code, wanted)
+            keep = ~bare[rows]
+            if int(keep.sum()) >= limit or wanted == len(bare):
+                break
         bits = reader.codes.shape[1] * 8
+        rows, distances = rows[keep][:limit], distances[keep][:limit]
         return [Candidate(r, 1.0 - d / bits) for r, d in zip(rows.tolist(), distances.tolist())]
