@@ -225,11 +225,18 @@ def test_vendored_copy_ranks_below_the_project_code(index):
 
 
 def test_results_explain_themselves_and_are_one_per_file(index):
-    response = index.search("parse config base url")
-    assert response.results
+    response = index.search("parse config base url", top_k=3)
+    assert len(response.results) == 3
     paths = [h.path for h in response.results]
     assert len(paths) == len(set(paths))
-    for hit in response.results:
+    # Asked for more results than there are files to show: the best chunk of every file first,
+    # then further chunks of the same files, never fewer results than the candidates allow.
+    many = index.search("parse config base url", top_k=40)
+    paths = [h.path for h in many.results]
+    files = len(set(paths))
+    assert len(paths) > files and len(set(paths[:files])) == files
+    assert len({(h.path, h.start_line) for h in many.results}) == len(paths)
+    for hit in response.results + many.results:
         assert set(hit.modalities) <= set(response.modalities_run)
         assert hit.modalities or hit.adjustments.get("definition")
         bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))

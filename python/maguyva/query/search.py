@@ -125,8 +125,9 @@ class Searcher:
         """The top results. A direct answer keeps its modality's order (only demotion applies:
         there is nothing to fuse, so no centrality boost reorders it); a fused one is merged by
         weighted RRF with the boost. The intents that answer with places to read
-        (`ONE_RESULT_PER_FILE`) keep one chunk per file, and their fused candidates are first
-        adjusted by what ranks cannot carry (`rerank`)."""
+        (`ONE_RESULT_PER_FILE`) keep one chunk per file (more only when the candidates hold fewer
+        files than `top_k`), and their fused candidates are first adjusted by what ranks cannot
+        carry (`rerank`)."""
         reader = self.reader
         names = [name for name, _ in plan.modalities]
         direct = plan.strategy == "direct"
@@ -209,12 +210,16 @@ def _answer_spans(intent: str, lists: dict[str, list[Candidate]]) -> dict[int, t
 
 
 def _best_per_file(order: list[int], chunk_file: np.ndarray) -> list[int]:
-    """`order` with only the first (best) chunk of each file."""
+    """`order` with the first (best) chunk of each file first, then the files' other chunks in
+    their order: those are shown only when there are fewer files than results asked for (a small
+    repository), rather than answering with fewer results."""
     seen: set[int] = set()
-    kept = []
+    best, others = [], []
     for chunk in order:
         file_id = int(chunk_file[chunk])
-        if file_id not in seen:
+        if file_id in seen:
+            others.append(chunk)
+        else:
             seen.add(file_id)
-            kept.append(chunk)
-    return kept
+            best.append(chunk)
+    return best + others
