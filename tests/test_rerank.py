@@ -277,3 +277,42 @@ def test_coherence_lifts_the_best_chunk_of_the_file_many_chunks_come_from(index:
     assert all(a.coherence == 0 for a in rerank(reader, name, classify(name), scored).values())
     off = rerank(reader, how, classify(how), scored, Signals(coherence=False))
     assert all(a.coherence == 0 for a in off.values())
+
+
+TYPE_AND_FUNCTION = {
+    "params.py": '''\
+        class Depends:
+            """A dependency marker."""
+
+            def __init__(self, dependency=None):
+                self.dependency = dependency
+        ''',
+    "param_functions.py": '''\
+        from params import Depends as DependsParam
+
+        def Depends(dependency=None):
+            """Declare a dependency."""
+            return DependsParam(dependency)
+        ''',
+    "routing.py": '''\
+        from param_functions import Depends
+
+        def route(handler, user=Depends(get_user)):
+            return handler(user)
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def type_and_function(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "depends", TYPE_AND_FUNCTION)
+
+
+def test_a_callable_beside_a_type_of_its_name_is_a_definition_too(type_and_function: Index):
+    index = type_and_function
+    chunks = {path: chunk_of(index, path) for path in TYPE_AND_FUNCTION}
+    adjusted = rerank(index.reader, "Depends", classify("Depends"), {c: 1.0 for c in chunks.values()})
+    type_bonus = adjusted[chunks["params.py"]].definition
+    function_bonus = adjusted[chunks["param_functions.py"]].definition
+    assert type_bonus > function_bonus > 0 == adjusted[chunks["routing.py"]].definition
+    assert [h.path for h in index.search("Depends").results][:2] == ["params.py", "param_functions.py"]

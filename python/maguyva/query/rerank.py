@@ -12,8 +12,8 @@ applied to the fused candidates of the intents that answer with places to read
   Not for a question that is a bare name with a definition in the index: that is the answer.
 - **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
-  exact name gain a multiple of the best fused score (types before callables; more when the file
-  is named after the symbol), so the definition outranks the places that merely use it.
+  exact name gain a multiple of the best fused score (types before callables, which get half;
+  more when the file is named after the symbol), so the definition outranks the places that merely use it.
 - **File coherence.** The code that explains a subsystem is a file of its own, and several of
   its chunks come up together: for explanation questions (understand_code), each file's best
   chunk gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
@@ -60,6 +60,8 @@ COMMON_PATH_WORD = 0.25
 DEFINITION_BONUS_NAME = 3.0
 DEFINITION_BONUS_IN_SENTENCE = 1.5
 DEFINITION_FILE_NAMED = 1.5
+#: The factor of a callable's definition bonus when a type of the same name is defined too.
+DEFINITION_CALLABLE_BESIDE_TYPE = 0.5
 #: Symbol kinds that are types (preferred over callables of the same name).
 TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module"})
 #: Kinds whose definitions never answer "where is X defined" over a type or function.
@@ -225,13 +227,17 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
     bonuses: dict[int, float] = {}
     for name in names:
         symbols = [s for s in defined_as(table, name) if table.kind[s] not in _VALUE_KINDS]
-        types = [s for s in symbols if table.kind[s] in TYPE_KINDS]
-        for s in types or symbols:
+        has_type = any(table.kind[s] in TYPE_KINDS for s in symbols)
+        for s in symbols:
             chunk = table.chunk[s]
             if chunk < 0:
                 continue
-            named = _file_named_after(reader.files[table.file_id[s]].path, name)
-            bonuses[chunk] = max(bonuses.get(chunk, 0.0), scale * (DEFINITION_FILE_NAMED if named else 1.0))
+            bonus = scale * (DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
+            if has_type and table.kind[s] not in TYPE_KINDS:
+                # fastapi's `Depends` is a class in params.py and a function in param_functions.py:
+                # both are definitions, the type first.
+                bonus *= DEFINITION_CALLABLE_BESIDE_TYPE
+            bonuses[chunk] = max(bonuses.get(chunk, 0.0), bonus)
     return bonuses
 
 
