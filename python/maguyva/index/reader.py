@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -172,3 +175,26 @@ class IndexReader:
     def close(self) -> None:
         with self._db_lock:
             self.db.close()
+
+
+_Derived = TypeVar("_Derived")
+
+
+def per_reader(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader], _Derived]:
+    """`make(reader)` computed on first use for each opened index and kept while its reader lives
+    (one computation even when several threads ask at once). For what queries derive from an
+    index (a symbol table, a path vocabulary), which the reader itself need not know about."""
+    made: weakref.WeakKeyDictionary[IndexReader, _Derived] = weakref.WeakKeyDictionary()
+    lock = threading.Lock()
+
+    @wraps(make)
+    def get(reader: IndexReader) -> _Derived:
+        value = made.get(reader)
+        if value is None:
+            with lock:
+                value = made.get(reader)
+                if value is None:
+                    value = made[reader] = make(reader)
+        return value
+
+    return get

@@ -29,15 +29,13 @@ produced it. Every number is here, as data.
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from maguyva.index.reader import IndexReader
+from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.classify import Classification
 from maguyva.query.retrievers.structural import SymbolTable, symbol_table
 from maguyva.query.tokens import STOPWORDS, split_identifier
@@ -178,19 +176,10 @@ class PathVocabulary:
         return share
 
 
-_vocabularies: weakref.WeakKeyDictionary[IndexReader, PathVocabulary] = weakref.WeakKeyDictionary()
-_vocabularies_lock = threading.Lock()
-
-
+@per_reader
 def path_vocabulary(reader: IndexReader) -> PathVocabulary:
     """The path vocabulary of `reader`'s index, built on first use and kept while the reader lives."""
-    vocabulary = _vocabularies.get(reader)
-    if vocabulary is None:
-        with _vocabularies_lock:
-            vocabulary = _vocabularies.get(reader)
-            if vocabulary is None:
-                vocabulary = _vocabularies[reader] = PathVocabulary(reader)
-    return vocabulary
+    return PathVocabulary(reader)
 
 
 def telling_words(reader: IndexReader, words: frozenset[str]) -> frozenset[str]:

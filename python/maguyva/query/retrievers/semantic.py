@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable
 
 import numpy as np
 
 from maguyva._core import hamming_top_k
 from maguyva.embed import Embedder
-from maguyva.index.reader import IndexReader
+from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.retrievers.base import Candidate, Query
 
 #: A chunk holding no definition and at most this many lines (an import block, a stray
@@ -19,20 +17,11 @@ from maguyva.query.retrievers.base import Candidate, Query
 #: text modality still finds them).
 MAX_BARE_LINES = 5
 
-_bare: weakref.WeakKeyDictionary[IndexReader, np.ndarray] = weakref.WeakKeyDictionary()
-_bare_lock = threading.Lock()
-
-
+@per_reader
 def bare_chunks(reader: IndexReader) -> np.ndarray:
     """Per chunk, whether it is a short chunk with no definition (computed once per index)."""
-    found = _bare.get(reader)
-    if found is None:
-        with _bare_lock:
-            found = _bare.get(reader)
-            if found is None:
-                no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
-                found = _bare[reader] = no_symbol & (reader.chunk_lines <= MAX_BARE_LINES)
-    return found
+    no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
+    return no_symbol & (reader.chunk_lines <= MAX_BARE_LINES)
 
 
 class SemanticRetriever:

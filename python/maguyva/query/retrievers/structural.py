@@ -53,7 +53,7 @@ from itertools import chain
 
 import numpy as np
 
-from maguyva.index.reader import IndexReader
+from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.demote import path_demotion
 from maguyva.query.retrievers.base import Candidate, Query
 from maguyva.query.tokens import (
@@ -768,20 +768,11 @@ def _definition_chunks(reader: IndexReader, file_ids: list[int], lines: list[int
     return chunks
 
 
-_tables: weakref.WeakKeyDictionary[IndexReader, SymbolTable] = weakref.WeakKeyDictionary()
-_tables_lock = threading.Lock()
-
-
+@per_reader
 def symbol_table(reader: IndexReader) -> SymbolTable:
     """The symbol table of `reader`'s index, read on first use and kept while the reader lives."""
-    table = _tables.get(reader)
-    if table is None:
-        with _tables_lock:
-            table = _tables.get(reader)
-            if table is None:
-                with _gc_paused():
-                    table = _tables[reader] = SymbolTable(reader)
-    return table
+    with _gc_paused():
+        return SymbolTable(reader)
 
 
 @contextmanager
