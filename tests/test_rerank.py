@@ -40,6 +40,22 @@ def test_matched_share_counts_words_and_prefixes():
     assert matched_share(frozenset(), path_words("x.py")) == 0.0
 
 
+@pytest.mark.parametrize(
+    "word, path, agrees",
+    [
+        ("dependency", "fastapi/dependencies/utils.py", True),
+        ("utility", "gin/utils.go", True),
+        ("routing", "router.go", True),
+        ("serialization", "serializer.py", True),
+        ("validation", "validators.py", True),
+        ("validation", "value.go", False),
+        ("formatting", "pool.go", False),
+    ],
+)
+def test_words_of_one_stem_agree(word, path, agrees):
+    assert (matched_share(frozenset({word}), path_words(path)) == 1.0) is agrees
+
+
 def test_a_name_agrees_with_paths_by_its_parts():
     # As a sentence word, "intoresponse" would match into_make_service.rs by the prefix "into".
     sentence = question_words("IntoResponse")

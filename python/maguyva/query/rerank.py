@@ -7,7 +7,8 @@ applied to the fused candidates of the intents that answer with places to read
 - **Path agreement.** Code is filed under names that say what it is: "the line formatter" lives
   in `LineFormatter.php`, "radix tree" in `tree.go`. A chunk whose file name or folder shares
   words with the question gains the best fused score times the share of the question's words it
-  matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match).
+  matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match, and
+  so do words of one stem: "dependency" and dependencies/, "utility" and utils.go).
   Words on the paths of most of the index's files (the project's own name) are not counted.
   Not for a question that is a bare name with a definition in the index: that is the answer.
 - **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
@@ -38,7 +39,7 @@ import numpy as np
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.classify import Classification
 from maguyva.query.retrievers.structural import SymbolTable, symbol_table
-from maguyva.query.tokens import STOPWORDS, split_identifier
+from maguyva.query.tokens import STOPWORDS, split_identifier, stem
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
@@ -123,28 +124,52 @@ def question_words(query: str, name_parts: bool = False) -> frozenset[str]:
     return frozenset(w.lower() for w in words if len(w) > 2 and w.lower() not in STOPWORDS)
 
 
+#: Shortest prefix that counts as agreement: of words as written, and of their stems.
+_SHORTEST_PREFIX = 3
+_SHORTEST_STEM_PREFIX = 4
+
+
 @lru_cache(maxsize=65536)
-def _prefixes(words: frozenset[str]) -> frozenset[str]:
-    """Every prefix of 3+ letters of `words`."""
-    return frozenset(w[:i] for w in words for i in range(3, len(w) + 1))
+def _prefixes(words: frozenset[str], shortest: int) -> frozenset[str]:
+    """Every prefix of `shortest`+ letters of `words`."""
+    return frozenset(w[:i] for w in words for i in range(shortest, len(w) + 1))
+
+
+@lru_cache(maxsize=65536)
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(w) for w in words)
+
+
+def _agrees(word: str, words: frozenset[str], shortest: int) -> bool:
+    """`word` is one of `words` or a prefix of one, or one of them is a prefix of it (prefixes
+    of `shortest`+ letters)."""
+    return (
+        word in words
+        or (len(word) >= shortest and word in _prefixes(words, shortest))
+        or any(word[:i] in words for i in range(shortest, len(word)))
+    )
 
 
 def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
-    """Share of `words` found in `path`, exactly or as a prefix (3+ letters) of one another."""
+    """Share of `words` that agree with the path words `path`: as written, one a prefix (3+
+    letters) of the other ("route" and "routes"), or by their stems, one a prefix (4+ letters) of
+    the other ("dependency" and "dependencies", "utility" and "utils", "routing" and "router")."""
     if not words:
         return 0.0
-    prefixes = _prefixes(path)
-    matched = 0
-    for word in words:
-        # word is a path word or a prefix of one, or a path word is a prefix of it.
-        if word in path or word in prefixes or any(word[:i] in path for i in range(3, len(word))):
-            matched += 1
+    stems = _stems(path)
+    matched = sum(
+        1
+        for word in words
+        if _agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), stems, _SHORTEST_STEM_PREFIX)
+    )
     return matched / len(words)
 
 
 class PathVocabulary:
     """Which of an index's files each path word is on, to tell how many files a question word
-    agrees with by `matched_share`'s rule."""
+    agrees with as written (a prefix of 3+ letters of one another, not by stems: a word is common
+    when the paths spell it, like the project's name; "router" is not made common by a large
+    routing/ folder)."""
 
     def __init__(self, reader: IndexReader):
         self.files = len(reader.files)
@@ -157,8 +182,7 @@ class PathVocabulary:
         self._shares: dict[str, float] = {}
 
     def share(self, word: str) -> float:
-        """Share of the files whose paths agree with `word`: a path word starts with it, or it
-        starts with a path word of 3+ letters."""
+        """Share of the files whose paths agree with `word` as written."""
         known = self._shares.get(word)
         if known is not None:
             return known
@@ -168,7 +192,7 @@ class PathVocabulary:
         while at < len(self._sorted) and self._sorted[at].startswith(word):
             on[self._files_of[self._sorted[at]]] = True
             at += 1
-        for i in range(3, len(word)):
+        for i in range(_SHORTEST_PREFIX, len(word)):
             ids = self._files_of.get(word[:i])
             if ids is not None:
                 on[ids] = True
