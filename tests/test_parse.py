@@ -473,6 +473,9 @@ def test_macro_blanking_keeps_offsets_and_leaves_other_code_alone() -> None:
     assert blanked.startswith(b"#define LIB_API ")  # a macro's own definition is kept
     assert b"MAX_LEN" in blanked  # a constant in an expression is code
     assert without_export_macros(source, "python") == source
+    # A keyword must be a word of its own: "subclass" and "#elif" are not "class" and "if".
+    other = b"subclass LIB_API x {\n#elif LIB_VERSION (2)\n"
+    assert without_export_macros(other, "cpp") == other
     assert [(s.name, s.kind) for s in parse_file("f.c", source).symbols][-1] == ("f", "function")
 
 
