@@ -10,9 +10,11 @@ import pytest
 from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
+    HEADER_BESIDE_SOURCE,
     SECONDARY_CODE,
     PathVocabulary,
     Signals,
+    headers_beside_sources,
     is_secondary_path,
     matched_share,
     named_symbols,
@@ -332,3 +334,43 @@ def test_a_callable_beside_a_type_of_its_name_is_a_definition_too(type_and_funct
     function_bonus = adjusted[chunks["param_functions.py"]].definition
     assert type_bonus > function_bonus > 0 == adjusted[chunks["routing.py"]].definition
     assert [h.path for h in index.search("Depends").results][:2] == ["params.py", "param_functions.py"]
+
+
+HEADER_AND_SOURCE = {
+    "src/idna.h": '''\
+        /* Convert a UTF-8 domain name to IDNA 2008 / Punycode. */
+        long idna_toascii(const char* s, const char* se, char* d, char* de);
+        ''',
+    "src/idna.c": '''\
+        #include "idna.h"
+
+        /* IDNA: the Punycode encoding of each label of a domain name. */
+        long idna_toascii(const char* s, const char* se, char* d, char* de) {
+          return punycode_encode(s, se, d, de);
+        }
+        ''',
+    "include/api.h": '''\
+        /* The public API: resolve a domain name. */
+        int resolve(const char* name);
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def header_and_source(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "idna", HEADER_AND_SOURCE)
+
+
+def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
+    index = header_and_source
+    reader = index.reader
+    assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/idna.h"}
+    chunks = {path: chunk_of(index, path) for path in HEADER_AND_SOURCE}
+    query = "IDNA domain name encoding"
+    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
+    assert adjusted[chunks["src/idna.h"]].factor == HEADER_BESIDE_SOURCE
+    assert adjusted[chunks["src/idna.c"]].factor == adjusted[chunks["include/api.h"]].factor == 1.0
+    off = rerank(reader, query, classify(query), {chunks["src/idna.h"]: 1.0}, Signals(secondary=False))
+    assert off[chunks["src/idna.h"]].factor == 1.0
+    paths = [h.path for h in index.search(query).results]
+    assert paths.index("src/idna.c") < paths.index("src/idna.h")

@@ -22,6 +22,8 @@ applied to the fused candidates of the intents that answer with places to read
 - **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
   programming language (docs, data) match questions about a concept as well as the code that
   implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
+  A C or C++ header beside a source file of the same name (`idna.h` next to `idna.c`) declares
+  what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE.
 
 Bonuses are relative to the best fused score, so they mean the same whatever k and weights
 produced it. Every number is here, as data.
@@ -43,6 +45,10 @@ from maguyva.query.tokens import STOPWORDS, split_identifier, stem
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
+#: Score multiplier of a C/C++ header in the folder of a source file of the same name.
+HEADER_BESIDE_SOURCE = 0.5
+_HEADER_EXTENSIONS = frozenset({"h", "hh", "hpp", "hxx"})
+_SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
 #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
 #: the most, and the intents it applies to.
 COHERENCE_BONUS = 0.1
@@ -92,6 +98,19 @@ class Signals:
     definitions: bool = True
     secondary: bool = True
     coherence: bool = True
+
+
+@per_reader
+def headers_beside_sources(reader: IndexReader) -> frozenset[int]:
+    """The files of `reader`'s index that are C/C++ headers in the folder of a source file of
+    the same name."""
+    paths = {info.path for info in reader.files}
+    found = set()
+    for file_id, info in enumerate(reader.files):
+        base, dot, extension = info.path.rpartition(".")
+        if dot and extension.lower() in _HEADER_EXTENSIONS and any(f"{base}.{e}" in paths for e in _SOURCE_EXTENSIONS):
+            found.add(file_id)
+    return frozenset(found)
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
@@ -312,6 +331,7 @@ def rerank(
     if signals.paths and not (is_name and definition):
         words = telling_words(reader, question_words(query, name_parts=is_name))
     coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
+    headers = headers_beside_sources(reader) if signals.secondary else frozenset()
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
     per_file: dict[int, tuple[float, float]] = {}
@@ -322,9 +342,10 @@ def rerank(
             info = reader.files[file_id]
             share = matched_share(words, path_words(info.path)) if words else 0.0
             secondary = signals.secondary and is_secondary_path(info.path, info.language)
+            header = file_id in headers
             known = per_file[file_id] = (
                 PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-                SECONDARY_CODE if secondary else 1.0,
+                (SECONDARY_CODE if secondary else 1.0) * (HEADER_BESIDE_SOURCE if header else 1.0),
             )
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
