@@ -11,6 +11,7 @@ from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
     HEADER_BESIDE_SOURCE,
+    OLDER_VERSION,
     SECONDARY_CODE,
     PathVocabulary,
     Signals,
@@ -18,6 +19,7 @@ from maguyva.query.rerank import (
     is_secondary_path,
     matched_share,
     named_symbols,
+    older_versions,
     path_words,
     question_words,
     rerank,
@@ -374,3 +376,30 @@ def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     assert off[chunks["src/idna.h"]].factor == 1.0
     paths = [h.path for h in index.search(query).results]
     assert paths.index("src/idna.c") < paths.index("src/idna.h")
+
+
+VERSIONS = {
+    "src/v3/types.ts": "export class ZodString {\n  parse(input: string) { return checkString(input); }\n}\n",
+    "src/v4/schemas.ts": "export class ZodString {\n  parse(input: string) { return checkString(input); }\n}\n",
+    "src/util/v1/helpers.ts": "export function checkString(input: string) { return typeof input === 'string'; }\n",
+}
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "versions", VERSIONS)
+
+
+def test_older_version_folders_go_after_the_newest_unless_named(versions: Index):
+    reader = versions.reader
+    # v1 has no newer sibling: it is the only version of util/.
+    assert {reader.files[f].path: v for f, v in older_versions(reader).items()} == {"src/v3/types.ts": {"3"}}
+    chunks = {path: chunk_of(versions, path) for path in VERSIONS}
+    query = "string schema parsing"
+    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
+    assert adjusted[chunks["src/v3/types.ts"]].factor == OLDER_VERSION
+    assert adjusted[chunks["src/v4/schemas.ts"]].factor == adjusted[chunks["src/util/v1/helpers.ts"]].factor == 1.0
+    named = "v3 string schema parsing"
+    assert rerank(reader, named, classify(named), {chunks["src/v3/types.ts"]: 1.0})[chunks["src/v3/types.ts"]].factor == 1.0
+    paths = [h.path for h in versions.search(query).results]
+    assert paths.index("src/v4/schemas.ts") < paths.index("src/v3/types.ts")

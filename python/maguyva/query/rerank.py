@@ -23,7 +23,9 @@ applied to the fused candidates of the intents that answer with places to read
   programming language (docs, data) match questions about a concept as well as the code that
   implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
   A C or C++ header beside a source file of the same name (`idna.h` next to `idna.c`) declares
-  what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE.
+  what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE. Code
+  under a version folder with a newer sibling (`v3/` beside `v4/`) is kept for compatibility; a
+  question that names no version is about the newest: its scores are multiplied by OLDER_VERSION.
 
 Bonuses are relative to the best fused score, so they mean the same whatever k and weights
 produced it. Every number is here, as data.
@@ -49,6 +51,11 @@ SECONDARY_CODE = 0.3
 HEADER_BESIDE_SOURCE = 0.5
 _HEADER_EXTENSIONS = frozenset({"h", "hh", "hpp", "hxx"})
 _SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
+#: Score multiplier of code under a version folder that has a newer sibling, for a question that
+#: does not name that version.
+OLDER_VERSION = 0.5
+_VERSION_FOLDER = re.compile(r"v(\d+)")
+_VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
 #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
 #: the most, and the intents it applies to.
 COHERENCE_BONUS = 0.1
@@ -111,6 +118,30 @@ def headers_beside_sources(reader: IndexReader) -> frozenset[int]:
         if dot and extension.lower() in _HEADER_EXTENSIONS and any(f"{base}.{e}" in paths for e in _SOURCE_EXTENSIONS):
             found.add(file_id)
     return frozenset(found)
+
+
+@per_reader
+def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
+    """The files of `reader`'s index under a version folder (`v3/`) that has a newer sibling
+    (`v4/`), with the versions of those folders."""
+    newest: dict[str, int] = {}
+    found: list[tuple[int, list[tuple[str, int]]]] = []
+    for file_id, info in enumerate(reader.files):
+        folders = info.path.split("/")[:-1]
+        versions = []
+        for depth, folder in enumerate(folders):
+            m = _VERSION_FOLDER.fullmatch(folder)
+            if m is not None:
+                parent = "/".join(folders[:depth])
+                newest[parent] = max(newest.get(parent, 0), int(m[1]))
+                versions.append((parent, int(m[1])))
+        if versions:
+            found.append((file_id, versions))
+    return {
+        file_id: frozenset(str(v) for _, v in versions)
+        for file_id, versions in found
+        if any(v < newest[parent] for parent, v in versions)
+    }
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
@@ -332,6 +363,8 @@ def rerank(
         words = telling_words(reader, question_words(query, name_parts=is_name))
     coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
     headers = headers_beside_sources(reader) if signals.secondary else frozenset()
+    older = older_versions(reader) if signals.secondary else {}
+    named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if older else frozenset()
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
     per_file: dict[int, tuple[float, float]] = {}
@@ -343,9 +376,12 @@ def rerank(
             share = matched_share(words, path_words(info.path)) if words else 0.0
             secondary = signals.secondary and is_secondary_path(info.path, info.language)
             header = file_id in headers
+            outdated = file_id in older and not (older[file_id] & named_versions)
             known = per_file[file_id] = (
                 PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-                (SECONDARY_CODE if secondary else 1.0) * (HEADER_BESIDE_SOURCE if header else 1.0),
+                (SECONDARY_CODE if secondary else 1.0)
+                * (HEADER_BESIDE_SOURCE if header else 1.0)
+                * (OLDER_VERSION if outdated else 1.0),
             )
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
