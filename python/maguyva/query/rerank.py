@@ -206,13 +206,24 @@ def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
     the other ("dependency" and "dependencies", "utility" and "utils", "routing" and "router")."""
     if not words:
         return 0.0
-    stems = _stems(path)
-    matched = sum(
-        1
-        for word in words
-        if _agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), stems, _SHORTEST_STEM_PREFIX)
-    )
+    heads = _heads(path)
+    matched = 0
+    for word in words:
+        if word in path:
+            matched += 1
+        elif word[:_SHORTEST_PREFIX] in heads and (
+            # Agreeing words share their first three letters, and so do their stems (a stem
+            # keeps at least three letters of its word): most paths are ruled out here.
+            _agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), _SHORTEST_STEM_PREFIX)
+        ):
+            matched += 1
     return matched / len(words)
+
+
+@lru_cache(maxsize=65536)
+def _heads(words: frozenset[str]) -> frozenset[str]:
+    """The first three letters of each of `words`."""
+    return frozenset(w[:_SHORTEST_PREFIX] for w in words)
 
 
 class PathVocabulary:
