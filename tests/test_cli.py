@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from maguyva.cli import main
+from maguyva.cli import explanation, main
+from maguyva.query.results import Hit, ModalityPart
 from maguyva import Index
 from maguyva.index.store import default_index_dir
 
@@ -169,7 +172,16 @@ def test_explain_adds_up_the_score(repo, capsys):
     assert lines[0].startswith("intent understand_code") and "route rrf" in lines[0]
     score_line = next(line for line in lines if line.strip().startswith("score "))
     total, parts = score_line.split("=", 1)
-    # Every term is "+value)"; they add up to the score (before a secondary-code factor, if any).
+    # Every term is "+value)"; they add up to the score, times the demotions' factors if any.
     values = [float(v.split(")")[0]) for v in parts.split("(+")[1:]]
-    factor = float(parts.rsplit(" x ", 1)[1]) if " x " in parts else 1.0
+    factor = math.prod(float(f) for f in re.findall(r" x ([0-9.]+) \(", parts))
     assert float(total.split()[1]) == pytest.approx(sum(values) * factor, abs=2e-4)
+
+
+def test_explanation_names_each_demotion():
+    hit = Hit(
+        path="tests/v3/test_retry.py", start_line=1, end_line=9, score=0.03, symbol=None,
+        modalities={"text": ModalityPart(rank=0, contribution=0.1)}, snippet="", chunk=0,
+        adjustments={"path": 0.1, "secondary_code_factor": 0.3, "older_version_factor": 0.5},
+    )
+    assert explanation(hit) == "(text #1 (+0.1000) + path (+0.1000)) x 0.3 (secondary code) x 0.5 (older version)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 from types import SimpleNamespace
 
@@ -11,6 +12,7 @@ from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
     HEADER_BESIDE_SOURCE,
+    Adjustment,
     OLDER_VERSION,
     SECONDARY_CODE,
     PathVocabulary,
@@ -221,7 +223,8 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     for hit in results:
         fused = sum(p.contribution for p in hit.modalities.values())
         bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))
-        assert hit.score == pytest.approx((fused + bonus) * hit.adjustments.get("secondary_code_factor", 1.0))
+        factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))
+        assert hit.score == pytest.approx((fused + bonus) * factor)
 
 
 SPAN_FILES = {
@@ -371,6 +374,7 @@ def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     query = "IDNA domain name encoding"
     adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
     assert adjusted[chunks["src/idna.h"]].factor == HEADER_BESIDE_SOURCE
+    assert adjusted[chunks["src/idna.h"]].explain()["header_beside_source_factor"] == HEADER_BESIDE_SOURCE
     assert adjusted[chunks["src/idna.c"]].factor == adjusted[chunks["include/api.h"]].factor == 1.0
     off = rerank(reader, query, classify(query), {chunks["src/idna.h"]: 1.0}, Signals(secondary=False))
     assert off[chunks["src/idna.h"]].factor == 1.0
@@ -398,8 +402,21 @@ def test_older_version_folders_go_after_the_newest_unless_named(versions: Index)
     query = "string schema parsing"
     adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
     assert adjusted[chunks["src/v3/types.ts"]].factor == OLDER_VERSION
+    assert adjusted[chunks["src/v3/types.ts"]].explain()["older_version_factor"] == OLDER_VERSION
     assert adjusted[chunks["src/v4/schemas.ts"]].factor == adjusted[chunks["src/util/v1/helpers.ts"]].factor == 1.0
     named = "v3 string schema parsing"
     assert rerank(reader, named, classify(named), {chunks["src/v3/types.ts"]: 1.0})[chunks["src/v3/types.ts"]].factor == 1.0
     paths = [h.path for h in versions.search(query).results]
     assert paths.index("src/v4/schemas.ts") < paths.index("src/v3/types.ts")
+
+
+def test_demotions_multiply_and_are_named():
+    both = Adjustment(path=0.5, demotions=(("secondary_code", SECONDARY_CODE), ("older_version", OLDER_VERSION)))
+    assert both.factor == pytest.approx(SECONDARY_CODE * OLDER_VERSION)
+    assert both.apply(1.0) == pytest.approx(1.5 * SECONDARY_CODE * OLDER_VERSION)
+    assert both.explain() == {
+        "path": 0.5,
+        "secondary_code_factor": SECONDARY_CODE,
+        "older_version_factor": OLDER_VERSION,
+    }
+    assert Adjustment().factor == 1.0 and Adjustment().explain() == {}

@@ -3,6 +3,7 @@ and the command line."""
 
 from __future__ import annotations
 
+import math
 import json
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
@@ -240,7 +241,7 @@ def test_results_explain_themselves_and_are_one_per_file(index):
         assert set(hit.modalities) <= set(response.modalities_run)
         assert hit.modalities or hit.adjustments.get("definition")
         bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))
-        factor = hit.adjustments.get("secondary_code_factor", 1.0)
+        factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))
         fused = sum(p.contribution for p in hit.modalities.values())
         assert hit.score == pytest.approx((fused + bonus) * factor)
         assert 1 <= hit.start_line <= hit.end_line and hit.snippet

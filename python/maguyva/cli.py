@@ -162,11 +162,12 @@ def explanation(hit: Hit) -> str:
     """What made a result's score: each modality's rank and contribution, then the post-fusion
     bonuses and factor (`maguyva.query.rerank`)."""
     parts = [f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()]
-    adjustments = dict(hit.adjustments)
-    factor = adjustments.pop("secondary_code_factor", None)
-    parts += [f"{name} (+{value:.4f})" for name, value in adjustments.items()]
+    bonuses = {name: value for name, value in hit.adjustments.items() if not name.endswith("_factor")}
+    factors = [f"{value:g} ({name.removesuffix('_factor').replace('_', ' ')})"
+               for name, value in hit.adjustments.items() if name.endswith("_factor")]
+    parts += [f"{name} (+{value:.4f})" for name, value in bonuses.items()]
     text = " + ".join(parts) or "no modality (added by a post-fusion signal)"
-    return f"({text}) x {factor:g}" if factor is not None else text
+    return f"({text}) x {' x '.join(factors)}" if factors else text
 
 
 def print_response(answer: CorpusResponse, explain: bool, several: bool = False) -> None:

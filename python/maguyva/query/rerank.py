@@ -317,23 +317,47 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
 
 @dataclass(frozen=True, slots=True)
 class Adjustment:
-    """How the signals changed one chunk's fused score: bonuses added, then a factor applied."""
+    """How the signals changed one chunk's fused score: bonuses added, then its demotions'
+    factors applied."""
 
     definition: float = 0.0
     path: float = 0.0
     coherence: float = 0.0
-    factor: float = 1.0
+    #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version".
+    demotions: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def factor(self) -> float:
+        """The product of the demotions' factors (1 when there is none)."""
+        product = 1.0
+        for _, factor in self.demotions:
+            product *= factor
+        return product
 
     def apply(self, fused: float) -> float:
         return (fused + self.definition + self.path + self.coherence) * self.factor
 
     def explain(self) -> dict[str, float]:
-        """The nonzero parts, for a result's explanation."""
+        """The nonzero parts, for a result's explanation: bonuses by name, then each demotion as
+        "<why>_factor"."""
         parts = {"definition": self.definition, "path": self.path, "coherence": self.coherence}
         explained = {name: value for name, value in parts.items() if value}
-        if self.factor != 1.0:
-            explained["secondary_code_factor"] = self.factor
+        explained.update((f"{why}_factor", factor) for why, factor in self.demotions)
         return explained
+
+
+def _demotions(
+    secondary: bool, header: bool, outdated: bool
+) -> tuple[tuple[str, float], ...]:
+    return tuple(
+        (why, factor)
+        for why, factor, applies in (
+            ("secondary_code", SECONDARY_CODE, secondary),
+            ("header_beside_source", HEADER_BESIDE_SOURCE, header),
+            ("older_version", OLDER_VERSION, outdated),
+        )
+        if applies
+    )
 
 
 def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float]:
@@ -378,7 +402,7 @@ def rerank(
     named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if older else frozenset()
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
-    per_file: dict[int, tuple[float, float]] = {}
+    per_file: dict[int, tuple[float, tuple[tuple[str, float], ...]]] = {}
     for chunk in scored.keys() | definition.keys():
         file_id = int(reader.chunk_file[chunk])
         known = per_file.get(file_id)
@@ -390,14 +414,12 @@ def rerank(
             outdated = file_id in older and not (older[file_id] & named_versions)
             known = per_file[file_id] = (
                 PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-                (SECONDARY_CODE if secondary else 1.0)
-                * (HEADER_BESIDE_SOURCE if header else 1.0)
-                * (OLDER_VERSION if outdated else 1.0),
+                _demotions(secondary, header, outdated),
             )
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
             path=known[0],
             coherence=coherence.get(chunk, 0.0) * best,
-            factor=known[1],
+            demotions=known[1],
         )
     return adjustments

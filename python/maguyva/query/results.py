@@ -26,7 +26,8 @@ class Hit:
     snippet: str
     chunk: int
     #: What the post-fusion signals changed (`maguyva.query.rerank`): "definition" and "path"
-    #: bonuses added to the fused score, then "secondary_code_factor" applied; empty if none.
+    #: bonuses added to the fused score, then each demotion's "<why>_factor" applied (why:
+    #: secondary_code, header_beside_source, older_version); empty if none.
     adjustments: dict[str, float] = field(default_factory=dict)
 
 
