@@ -17,7 +17,9 @@ from maguyva.query.rerank import (
     SECONDARY_CODE,
     PathVocabulary,
     Signals,
+    definition_bonuses,
     headers_beside_sources,
+    import_sources,
     is_secondary_path,
     matched_share,
     named_symbols,
@@ -420,3 +422,50 @@ def test_demotions_multiply_and_are_named():
         "older_version_factor": OLDER_VERSION,
     }
     assert Adjustment().factor == 1.0 and Adjustment().explain() == {}
+
+
+REEXPORTED = {
+    "app/extract/__init__.py": '''\
+        """Extractors: what a handler can take from a request."""
+        from corelib.extract import FromRequest
+        from app.extract.query import Query
+        ''',
+    "app/extract/query.py": '''\
+        from app.extract import FromRequest
+
+        class Query(FromRequest):
+            def parse(self, request):
+                return request.query
+        ''',
+    "app/form.py": '''\
+        from app.extract import FromRequest
+
+        class Form(FromRequest):
+            def parse(self, request):
+                return request.form
+        ''',
+    "app/request_middleware.py": '''\
+        def wrap_request(handler, extractor):
+            return lambda request: handler(extractor.parse(request))
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def reexported(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "reexported", REEXPORTED)
+
+
+def test_a_name_defined_outside_the_index_is_answered_by_its_reexport(reexported: Index):
+    reader = reexported.reader
+    sources = import_sources(reader)
+    root = next(f.id for f in reader.files if f.path == "app/extract/__init__.py")
+    assert sources.source_line("FromRequest") == (root, 2)  # imported from there twice; re-exported on line 2
+    assert sources.source_line("Nowhere") is None
+    chunk = reader.chunk_at(root, 2)
+    assert definition_bonuses(reader, ["FromRequest"], 3.0) == {chunk: 3.0}
+    # A name the index defines keeps its definition, not its importers.
+    assert set(definition_bonuses(reader, ["Query"], 3.0)) == {chunk_of(reexported, "app/extract/query.py")}
+    results = reexported.search("FromRequest").results
+    assert results[0].path == "app/extract/__init__.py"
+    assert results[0].adjustments["definition"] > 0

@@ -14,7 +14,10 @@ applied to the fused candidates of the intents that answer with places to read
 - **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
   exact name gain a multiple of the best fused score (types before callables, which get half;
-  more when the file is named after the symbol), so the definition outranks the places that merely use it.
+  more when the file is named after the symbol), so the definition outranks the places that
+  merely use it. A name defined nowhere in the index (it comes from a package that is not
+  indexed) is answered by the file the code imports it from: its re-export, where the rest of
+  the code gets it.
 - **File coherence.** The code that explains a subsystem is a file of its own, and several of
   its chunks come up together: for explanation questions (understand_code), each file's best
   chunk gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
@@ -33,8 +36,10 @@ produced it. Every number is here, as data.
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -295,12 +300,74 @@ def defined_as(table: SymbolTable, name: str) -> list[int]:
     return [*table.by_name.get(name, ()), *table.by_name.get("$" + name, ())]
 
 
+class ImportSources:
+    """Where the code of one index imports each name from: per name, the indexed files its
+    imports resolve to (by the graph's import edges), for names the index defines nowhere."""
+
+    def __init__(self, reader: IndexReader):
+        files = len(reader.files)
+        resolved = {
+            (src, line): dst
+            for src, dst, line in reader.sql("SELECT src, dst, line FROM edges WHERE kind = 'import'")
+            if dst < files  # nodes below the file count are files
+        }
+        #: name -> [(importing file, line)], and name -> how many of those imports name each file.
+        self._imports: dict[str, list[tuple[int, int]]] = {}
+        self._sources: dict[str, Counter[int]] = {}
+        for file_id, module, line, listed in reader.sql(
+            "SELECT file_id, name, line, imported_names FROM refs WHERE kind = 'import'"
+        ):
+            items = json.loads(listed) if listed else []
+            for item in items or [module]:
+                name = _QUALIFIERS.split(item)[-1]
+                self._imports.setdefault(name, []).append((file_id, line))
+                source = resolved.get((file_id, line))
+                if source is not None:
+                    self._sources.setdefault(name, Counter())[source] += 1
+
+    def source_line(self, name: str) -> tuple[int, int | None] | None:
+        """(file, line) of the indexed file most imports of `name` come from, with the line where
+        that file imports it in turn (a re-export), or None when no import of it resolves."""
+        sources = self._sources.get(name)
+        if not sources:
+            return None
+        file_id = max(sources, key=lambda f: (sources[f], -f))
+        own = [line for importer, line in self._imports.get(name, ()) if importer == file_id]
+        return file_id, (min(own) if own else None)
+
+
+@per_reader
+def import_sources(reader: IndexReader) -> ImportSources:
+    return ImportSources(reader)
+
+
+def _source_chunk(reader: IndexReader, name: str) -> int | None:
+    """For a name the index defines nowhere (it comes from a package that is not indexed, such as
+    axum-core's `FromRequest` in axum), the chunk of the file the code imports it from, at its
+    re-export when it has one."""
+    found = import_sources(reader).source_line(name)
+    if found is None:
+        return None
+    file_id, line = found
+    if line is not None:
+        return reader.chunk_at(file_id, line)
+    first, end = int(reader.file_chunk_offsets[file_id]), int(reader.file_chunk_offsets[file_id + 1])
+    return first if first < end else None
+
+
 def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> dict[int, float]:
-    """chunk -> bonus (in units of the best score) for the chunks defining one of `names`."""
+    """chunk -> bonus (in units of the best score) for the chunks defining one of `names`; for a
+    name defined nowhere in the index, the chunk of the file the code imports it from."""
     table = symbol_table(reader)
     bonuses: dict[int, float] = {}
     for name in names:
-        symbols = [s for s in defined_as(table, name) if table.kind[s] not in _VALUE_KINDS]
+        defined = defined_as(table, name)
+        if not defined:
+            chunk = _source_chunk(reader, name)
+            if chunk is not None:
+                bonuses[chunk] = max(bonuses.get(chunk, 0.0), scale)
+            continue
+        symbols = [s for s in defined if table.kind[s] not in _VALUE_KINDS]
         has_type = any(table.kind[s] in TYPE_KINDS for s in symbols)
         for s in symbols:
             chunk = table.chunk[s]
