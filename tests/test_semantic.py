@@ -23,14 +23,20 @@ def index(tmp_path_factory):
     root = tmp_path_factory.mktemp("semantic")
     for name in ("billing", "invoices", "payments", "refunds"):
         (root / f"{name}.py").write_text(_module(name))
+    # A module that only re-exports: its one short chunk is the whole file.
+    (root / "exports.py").write_text("from billing import billing_report\nfrom refunds import refunds_report\n")
     return Index.build(root, index_dir=tmp_path_factory.mktemp("semantic-index"))
 
 
 def test_short_chunks_without_a_definition_are_bare(index):
     reader = index.reader
     bare = bare_chunks(reader)
-    headers = [c for c in range(len(bare)) if reader.chunk_symbol[c] is None]
+    exports = next(f.id for f in reader.files if f.path == "exports.py")
+    alone = int(reader.file_chunk_offsets[exports])
+    headers = [c for c in range(len(bare)) if reader.chunk_symbol[c] is None and c != alone]
     assert len(headers) == 4 and all(reader.chunk_lines[c] <= MAX_BARE_LINES for c in headers)
+    assert reader.chunk_symbol[alone] is None and reader.chunk_lines[alone] <= MAX_BARE_LINES
+    # Short, no definition, but all of its file: still an answer.
     assert bare.tolist() == [c in headers for c in range(len(bare))]
 
 

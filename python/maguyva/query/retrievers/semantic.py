@@ -14,14 +14,17 @@ from maguyva.query.retrievers.base import Candidate, Query
 #: A chunk holding no definition and at most this many lines (an import block, a stray
 #: `#endif`) is not an answer by meaning: its embedding is mostly its file's path, so it comes up
 #: for any question that names the file. Such chunks are left out of this modality's list (the
-#: text modality still finds them).
+#: text modality still finds them), unless the chunk is all of its file (a three-line module
+#: that re-exports a class is found by its path or not at all).
 MAX_BARE_LINES = 5
 
 @per_reader
 def bare_chunks(reader: IndexReader) -> np.ndarray:
-    """Per chunk, whether it is a short chunk with no definition (computed once per index)."""
+    """Per chunk, whether it is a short chunk with no definition in a file of several chunks
+    (computed once per index)."""
     no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
-    return no_symbol & (reader.chunk_lines <= MAX_BARE_LINES)
+    alone = np.diff(reader.file_chunk_offsets)[reader.chunk_file] == 1
+    return no_symbol & (reader.chunk_lines <= MAX_BARE_LINES) & ~alone
 
 
 class SemanticRetriever:
