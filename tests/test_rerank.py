@@ -300,6 +300,11 @@ def test_coherence_lifts_the_best_chunk_of_the_file_many_chunks_come_from(index:
     # Not for a definition question, and switched off by its flag.
     name = "where is login defined"
     assert all(a.coherence == 0 for a in rerank(reader, name, classify(name), scored).values())
+    # A sentence that names a symbol along the way is a question about code to read too.
+    sentence = "SessionStore and remembered logins"
+    assert classify(sentence).rule == "identifier_in_sentence"
+    named = rerank(reader, sentence, classify(sentence), scored, Signals(paths=False, secondary=False))
+    assert named[handlers].coherence == pytest.approx(0.1 * largest)
     off = rerank(reader, how, classify(how), scored, Signals(coherence=False))
     assert all(a.coherence == 0 for a in off.values())
 

@@ -19,8 +19,9 @@ applied to the fused candidates of the intents that answer with places to read
   indexed) is answered by the file the code imports it from: its re-export, where the rest of
   the code gets it.
 - **File coherence.** The code that explains a subsystem is a file of its own, and several of
-  its chunks come up together: for explanation questions (understand_code), each file's best
-  chunk gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
+  its chunks come up together: for explanation questions (understand_code) and sentences that
+  name a symbol along the way ("TypeHandler and custom type mapping"), each file's best chunk
+  gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
   largest sum of fused scores over one file's chunks.
 - **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
   programming language (docs, data) match questions about a concept as well as the code that
@@ -62,9 +63,10 @@ OLDER_VERSION = 0.5
 _VERSION_FOLDER = re.compile(r"v(\d+)")
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
 #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
-#: the most, and the intents it applies to.
+#: the most, and the intents and classifier rules it applies to.
 COHERENCE_BONUS = 0.1
 COHERENCE_INTENTS = frozenset({"understand_code"})
+COHERENCE_RULES = frozenset({"identifier_in_sentence"})
 #: Path agreement bonus, in units of the best fused score, for a path matching every word.
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
@@ -463,7 +465,8 @@ def rerank(
     words = frozenset()
     if signals.paths and not (is_name and definition):
         words = telling_words(reader, question_words(query, name_parts=is_name))
-    coherence = _coherence(reader, scored) if signals.coherence and classification.intent in COHERENCE_INTENTS else {}
+    wants_coherence = classification.intent in COHERENCE_INTENTS or classification.rule in COHERENCE_RULES
+    coherence = _coherence(reader, scored) if signals.coherence and wants_coherence else {}
     headers = headers_beside_sources(reader) if signals.secondary else frozenset()
     older = older_versions(reader) if signals.secondary else {}
     named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if older else frozenset()
