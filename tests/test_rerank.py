@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import math
 import textwrap
+from dataclasses import replace
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
+    FILE_AGREEMENT,
     HEADER_BESIDE_SOURCE,
+    FusedParts,
     Adjustment,
     OLDER_VERSION,
     SECONDARY_CODE,
@@ -224,7 +228,7 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     # The explanation adds up to the score.
     for hit in results:
         fused = sum(p.contribution for p in hit.modalities.values())
-        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence"))
+        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence", "agreement"))
         factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))
         assert hit.score == pytest.approx((fused + bonus) * factor)
 
@@ -474,3 +478,45 @@ def test_a_name_defined_outside_the_index_is_answered_by_its_reexport(reexported
     results = reexported.search("FromRequest").results
     assert results[0].path == "app/extract/__init__.py"
     assert results[0].adjustments["definition"] > 0
+
+
+def _long_function(name: str) -> str:
+    body = "".join(f"    total += step_{i}(value)\n" for i in range(30))
+    return f"def {name}(value):\n    total = 0\n{body}    return total\n\n\n"
+
+
+AGREEMENT = {
+    "store/cache.py": _long_function("load_cache") + _long_function("evict_cache"),
+    "store/other.py": "def other(value):\n    return value\n",
+}
+
+
+@pytest.fixture(scope="module")
+def agreement_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    yield from built_index(tmp_path_factory, "agreement", AGREEMENT)
+
+
+def test_a_modality_that_found_the_file_elsewhere_agrees_with_its_best_chunk(agreement_index: Index):
+    reader = agreement_index.reader
+    cache = next(f.id for f in reader.files if f.path == "store/cache.py")
+    first, end = int(reader.file_chunk_offsets[cache]), int(reader.file_chunk_offsets[cache + 1])
+    assert end - first == 2, "the two long functions are two chunks"
+    load, evict = first, first + 1
+    other = chunk_of(agreement_index, "store/other.py")
+    # (semantic, text): the semantic modality found one function, the text modality the other;
+    # other.py was found by both, so chunk-level fusion ranks it first.
+    contributions = {load: (0.012, 0.0), evict: (0.0, 0.010), other: (0.008, 0.006)}
+    scored = {chunk: sum(p) for chunk, p in contributions.items()}
+    parts = FusedParts(np.array(list(contributions), dtype=np.uint32), np.array(list(contributions.values())))
+    query = "cache eviction"
+    signals = Signals(paths=False, secondary=False, coherence=False, definitions=False)
+    adjusted = rerank(reader, query, classify(query), scored, signals, parts)
+    assert adjusted[load].agreement == pytest.approx(FILE_AGREEMENT * 0.010)
+    assert adjusted[evict].agreement == 0.0  # not the chunk that stands for its file
+    assert adjusted[other].agreement == 0.0  # both modalities found it already
+    assert adjusted[load].apply(scored[load]) > adjusted[other].apply(scored[other])
+    assert adjusted[load].explain() == {"agreement": pytest.approx(FILE_AGREEMENT * 0.010)}
+    # Switched off by its flag, and left out without the modalities' parts.
+    off = rerank(reader, query, classify(query), scored, replace(signals, agreement=False), parts)
+    assert all(a.agreement == 0.0 for a in off.values())
+    assert all(a.agreement == 0.0 for a in rerank(reader, query, classify(query), scored, signals).values())

@@ -23,6 +23,11 @@ applied to the fused candidates of the intents that answer with places to read
   name a symbol along the way ("TypeHandler and custom type mapping"), each file's best chunk
   gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
   largest sum of fused scores over one file's chunks.
+- **File agreement.** With one result per file, a result stands for its file: a modality that
+  found the file through another of its chunks agrees with it all the same (the semantic
+  modality finds the class's docstring, the text modality its method; chunk-level fusion sees
+  two half-found chunks). Each file's best chunk gains FILE_AGREEMENT times the best
+  contribution, within the file, of every modality that did not find that chunk itself.
 - **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
   programming language (docs, data) match questions about a concept as well as the code that
   implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
@@ -41,7 +46,7 @@ import json
 import re
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -67,6 +72,9 @@ _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
 COHERENCE_BONUS = 0.1
 COHERENCE_INTENTS = frozenset({"understand_code"})
 COHERENCE_RULES = frozenset({"identifier_in_sentence"})
+#: Share of a modality's best contribution within a file, found through another of its chunks,
+#: that the file's best chunk gains.
+FILE_AGREEMENT = 0.5
 #: Path agreement bonus, in units of the best fused score, for a path matching every word.
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
@@ -105,6 +113,15 @@ _QUALIFIERS = re.compile(r"::|\\|->|\.|#")
 
 
 @dataclass(frozen=True, slots=True)
+class FusedParts:
+    """What fusion saw of each candidate: `chunks` (n,) and each one's contribution per modality
+    `contributions` (n, modalities), 0 where a modality did not find the chunk."""
+
+    chunks: np.ndarray
+    contributions: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class Signals:
     """Which of the signals to apply (all by default; the benchmarks switch them off one by one)."""
 
@@ -112,6 +129,7 @@ class Signals:
     definitions: bool = True
     secondary: bool = True
     coherence: bool = True
+    agreement: bool = True
 
 
 @per_reader
@@ -392,6 +410,7 @@ class Adjustment:
     definition: float = 0.0
     path: float = 0.0
     coherence: float = 0.0
+    agreement: float = 0.0
     #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version".
     demotions: tuple[tuple[str, float], ...] = ()
 
@@ -404,12 +423,17 @@ class Adjustment:
         return product
 
     def apply(self, fused: float) -> float:
-        return (fused + self.definition + self.path + self.coherence) * self.factor
+        return (fused + self.definition + self.path + self.coherence + self.agreement) * self.factor
 
     def explain(self) -> dict[str, float]:
         """The nonzero parts, for a result's explanation: bonuses by name, then each demotion as
         "<why>_factor"."""
-        parts = {"definition": self.definition, "path": self.path, "coherence": self.coherence}
+        parts = {
+            "definition": self.definition,
+            "path": self.path,
+            "coherence": self.coherence,
+            "agreement": self.agreement,
+        }
         explained = {name: value for name, value in parts.items() if value}
         explained.update((f"{why}_factor", factor) for why, factor in self.demotions)
         return explained
@@ -449,9 +473,12 @@ def rerank(
     classification: Classification,
     scored: dict[int, float],
     signals: Signals = Signals(),
+    parts: FusedParts | None = None,
 ) -> dict[int, Adjustment]:
     """How each chunk of `scored` (chunk -> fused score) is adjusted by the signals, plus the
-    chunks defining a named symbol that fusion did not bring (their fused score is 0)."""
+    chunks defining a named symbol that fusion did not bring (their fused score is 0). `parts`
+    holds each fused chunk's contribution per modality: file agreement needs them, and is left
+    out without them."""
     if not scored:
         return {}
     best = max(scored.values())
@@ -492,4 +519,49 @@ def rerank(
             coherence=coherence.get(chunk, 0.0) * best,
             demotions=known[1],
         )
+    if signals.agreement and parts is not None and len(parts.chunks):
+        _add_file_agreement(reader, scored, definition, parts, adjustments)
     return adjustments
+
+
+def _add_file_agreement(
+    reader: IndexReader,
+    scored: dict[int, float],
+    definition: dict[int, float],
+    parts: FusedParts,
+    adjustments: dict[int, Adjustment],
+) -> None:
+    """Give each file's best chunk FILE_AGREEMENT times the best contribution, within its file,
+    of each modality that found the file but not that chunk. A file's best chunk is the one with
+    the most fused score and definition bonus: the other signals are the same for all of a
+    file's chunks, or go to that chunk (coherence)."""
+    chunks = parts.chunks.tolist()
+    files = reader.chunk_file[parts.chunks].tolist()
+    rows = parts.contributions.tolist()
+    own = dict(zip(chunks, rows))
+    best_in_file: dict[int, list[float]] = {}
+    shown: dict[int, tuple[float, int]] = {}  # file -> (score, chunk) of its best chunk
+    for chunk, file_id, row in zip(chunks, files, rows):
+        best = best_in_file.get(file_id)
+        if best is None:
+            best_in_file[file_id] = list(row)
+        else:
+            best_in_file[file_id] = [max(a, b) for a, b in zip(best, row)]
+        _keep_best(shown, file_id, scored.get(chunk, 0.0) + definition.get(chunk, 0.0), chunk)
+    for chunk, bonus in definition.items():
+        if chunk not in own:  # a definition fusion did not bring
+            _keep_best(shown, int(reader.chunk_file[chunk]), bonus, chunk)
+    for file_id, (_, chunk) in shown.items():
+        best = best_in_file.get(file_id)
+        if best is None:
+            continue
+        mine = own.get(chunk)
+        extra = sum(best) if mine is None else sum(b for b, m in zip(best, mine) if m == 0.0)
+        if extra:
+            adjustments[chunk] = replace(adjustments[chunk], agreement=FILE_AGREEMENT * extra)
+
+
+def _keep_best(shown: dict[int, tuple[float, int]], file_id: int, score: float, chunk: int) -> None:
+    held = shown.get(file_id)
+    if held is None or score > held[0] or (score == held[0] and chunk < held[1]):
+        shown[file_id] = (score, chunk)

@@ -15,7 +15,7 @@ from maguyva.index.reader import IndexReader
 from maguyva.query import route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.intents import ANSWER_SPAN_MODALITY, ONE_RESULT_PER_FILE
-from maguyva.query.rerank import Adjustment, Signals, rerank
+from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever
@@ -158,7 +158,8 @@ class Searcher:
         scored = dict(zip(chunk_list, scores.tolist()))
         adjustments: dict[int, Adjustment] = {}
         if adjust:
-            adjustments = rerank(reader, query, classification, scored, self.signals)
+            fused = FusedParts(chunks, contributions)
+            adjustments = rerank(reader, query, classification, scored, self.signals, fused)
             scored = {chunk: a.apply(scored.get(chunk, 0.0)) for chunk, a in adjustments.items()}
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         if adjust:
