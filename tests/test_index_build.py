@@ -299,3 +299,24 @@ def test_graph_walks_lead_to_chunks_with_their_edge_paths(repo):
         assert reader.chunk_start[chunk] <= start <= reader.chunk_end[chunk]
     (importers,) = table(meta, "SELECT in_degree FROM files WHERE path = 'pkg/retry.py'")[0]
     assert importers == 1  # pkg/http.py
+
+
+def test_lines_between_matches_splitting_the_file_anywhere(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    long_text = "".join(f"line {i} \u00e9\r\n" if i % 7 == 0 else f"line {i}\n" for i in range(1, 400))
+    files = {"long.py": long_text, "trailing.txt": "a\nb\n", "no_newline.txt": "only", "empty.txt": ""}
+    for name, text in files.items():
+        (root / name).write_text(text, newline="")
+    index = Index.build(root, index_dir=tmp_path / "index")
+    reader = index.reader
+    for info in reader.files:
+        data = reader.text.doc_bytes(info.id)
+        total = len(data.split(b"\n"))
+        for start in (1, 2, 60, 64, 65, 100, total - 1, total, total + 1):
+            for end in (start, start + 7, start + 80):
+                if start < 1:
+                    continue
+                expected = [p.decode("utf-8", "replace").rstrip("\r") for p in data.split(b"\n", end)[start - 1 : end]]
+                assert reader.lines_between(info.id, start, end) == expected, (info.path, start, end)
+    index.close()
