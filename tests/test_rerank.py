@@ -183,9 +183,17 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, name: str, files: dict
     built.close()
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "rerank", FILES)
+def index_fixture(name: str, files: dict[str, str]):
+    """A module-scoped fixture `name`: the index of a repository holding `files`."""
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture(tmp_path_factory: pytest.TempPathFactory):
+        yield from built_index(tmp_path_factory, name, files)
+
+    return fixture
+
+
+index = index_fixture("index", FILES)
 
 
 def chunk_of(index: Index, path: str) -> int:
@@ -264,9 +272,7 @@ SPAN_FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def span_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "span", SPAN_FILES)
+span_index = index_fixture("span_index", SPAN_FILES)
 
 
 def test_each_caller_is_its_own_result(span_index: Index):
@@ -337,9 +343,7 @@ TYPE_AND_FUNCTION = {
 }
 
 
-@pytest.fixture(scope="module")
-def type_and_function(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "depends", TYPE_AND_FUNCTION)
+type_and_function = index_fixture("type_and_function", TYPE_AND_FUNCTION)
 
 
 def test_a_callable_beside_a_type_of_its_name_is_a_definition_too(type_and_function: Index):
@@ -372,9 +376,7 @@ HEADER_AND_SOURCE = {
 }
 
 
-@pytest.fixture(scope="module")
-def header_and_source(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "idna", HEADER_AND_SOURCE)
+header_and_source = index_fixture("header_and_source", HEADER_AND_SOURCE)
 
 
 def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
@@ -400,9 +402,7 @@ VERSIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def versions(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "versions", VERSIONS)
+versions = index_fixture("versions", VERSIONS)
 
 
 def test_older_version_folders_go_after_the_newest_unless_named(versions: Index):
@@ -460,9 +460,7 @@ REEXPORTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def reexported(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "reexported", REEXPORTED)
+reexported = index_fixture("reexported", REEXPORTED)
 
 
 def test_a_name_defined_outside_the_index_is_answered_by_its_reexport(reexported: Index):
@@ -491,9 +489,7 @@ AGREEMENT = {
 }
 
 
-@pytest.fixture(scope="module")
-def agreement_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
-    yield from built_index(tmp_path_factory, "agreement", AGREEMENT)
+agreement_index = index_fixture("agreement_index", AGREEMENT)
 
 
 def test_a_modality_that_found_the_file_elsewhere_agrees_with_its_best_chunk(agreement_index: Index):
