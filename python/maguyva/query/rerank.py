@@ -369,10 +369,8 @@ def _source_chunk(reader: IndexReader, name: str) -> int | None:
     if found is None:
         return None
     file_id, line = found
-    if line is not None:
-        return reader.chunk_at(file_id, line)
-    first, end = int(reader.file_chunk_offsets[file_id]), int(reader.file_chunk_offsets[file_id + 1])
-    return first if first < end else None
+    # Without a re-export line, the file's first chunk (chunk_at falls back to it).
+    return reader.chunk_at(file_id, 1 if line is None else line)
 
 
 def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> dict[int, float]:
