@@ -19,6 +19,7 @@ from maguyva.query.rerank import (
     Adjustment,
     OLDER_VERSION,
     SECONDARY_CODE,
+    WINDOWS_PORT,
     PathVocabulary,
     Signals,
     definition_bonuses,
@@ -32,6 +33,7 @@ from maguyva.query.rerank import (
     question_words,
     rerank,
     telling_words,
+    windows_ports,
 )
 
 
@@ -419,6 +421,35 @@ def test_older_version_folders_go_after_the_newest_unless_named(versions: Index)
     assert rerank(reader, named, classify(named), {chunks["src/v3/types.ts"]: 1.0})[chunks["src/v3/types.ts"]].factor == 1.0
     paths = [h.path for h in versions.search(query).results]
     assert paths.index("src/v4/schemas.ts") < paths.index("src/v3/types.ts")
+
+
+PLATFORMS = {
+    "src/unix/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle) {\n  return connect(handle->fd);\n}\n",
+    "src/win/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle) {\n  return WSAConnect(handle->socket);\n}\n",
+    "src/win/winapi.c": "void uv_winapi_init(void) {\n  load_tcp_functions();\n}\n",
+    "net/fd_unix.go": "package net\n\nfunc dialTCP(addr string) error {\n\treturn connectTCP(addr)\n}\n",
+    "net/fd_windows.go": "package net\n\nfunc dialTCP(addr string) error {\n\treturn connectTCP(addr)\n}\n",
+    "net/pipe_windows.go": "package net\n\nfunc openPipe(name string) error {\n\treturn nil\n}\n",
+}
+
+
+platforms = index_fixture("platforms", PLATFORMS)
+
+
+def test_windows_ports_of_twinned_files_go_after_them_unless_windows_is_named(platforms: Index):
+    reader = platforms.reader
+    # winapi.c and pipe_windows.go have no twin for other systems: they are the only answer.
+    assert {reader.files[f].path for f in windows_ports(reader)} == {"src/win/tcp.c", "net/fd_windows.go"}
+    chunks = {path: chunk_of(platforms, path) for path in PLATFORMS}
+    query = "tcp connect implementation"
+    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
+    assert adjusted[chunks["src/win/tcp.c"]].explain()["windows_port_factor"] == WINDOWS_PORT
+    assert adjusted[chunks["net/fd_windows.go"]].factor == WINDOWS_PORT
+    assert all(adjusted[chunks[p]].factor == 1.0 for p in ("src/unix/tcp.c", "src/win/winapi.c", "net/pipe_windows.go"))
+    named = "tcp connect on Windows"
+    assert rerank(reader, named, classify(named), {chunks["src/win/tcp.c"]: 1.0})[chunks["src/win/tcp.c"]].factor == 1.0
+    paths = [h.path for h in platforms.search(query).results]
+    assert paths.index("src/unix/tcp.c") < paths.index("src/win/tcp.c")
 
 
 def test_demotions_multiply_and_are_named():

@@ -35,6 +35,10 @@ applied to the fused candidates of the intents that answer with places to read
   what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE. Code
   under a version folder with a newer sibling (`v3/` beside `v4/`) is kept for compatibility; a
   question that names no version is about the newest: its scores are multiplied by OLDER_VERSION.
+  A file written once per platform (`win/tcp.c` beside `unix/tcp.c`, `fd_windows.go` beside
+  `fd_unix.go`) answers a question that names no platform by its POSIX side, the code most
+  builds run and the Windows port mirrors: the Windows twin's scores are multiplied by
+  WINDOWS_PORT unless the question names Windows.
 
 Bonuses are relative to the best fused score, so they mean the same whatever k and weights
 produced it. Every number is here, as data.
@@ -67,6 +71,12 @@ _SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
 OLDER_VERSION = 0.5
 _VERSION_FOLDER = re.compile(r"v(\d+)")
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
+#: Score multiplier of a Windows port of a file that has a twin for other systems.
+WINDOWS_PORT = 0.5
+_WINDOWS_FOLDERS = frozenset({"win", "win32", "windows"})
+_WINDOWS_SUFFIX = re.compile(r"^(?P<base>.+)_windows$")
+_PLATFORM_SUFFIX = re.compile(r"^(?P<base>.+)_(?:unix|posix|linux|darwin|bsd|freebsd|openbsd|netbsd|solaris|aix)$")
+_WINDOWS_IN_QUESTION = re.compile(r"\b(?:win(?:32|64|dows|sock)?|iocp|msvc|mingw)\b", re.I)
 #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
 #: the most, and the intents and classifier rules it applies to.
 COHERENCE_BONUS = 0.1
@@ -167,6 +177,47 @@ def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
         for file_id, versions in found
         if any(v < newest[parent] for parent, v in versions)
     }
+
+
+@per_reader
+def windows_ports(reader: IndexReader) -> frozenset[int]:
+    """The files of `reader`'s index that are the Windows side of a file written once per
+    platform: under a Windows folder with a same-named file under a sibling folder
+    (`src/win/tcp.c` beside `src/unix/tcp.c`), or named for Windows beside a file of the same
+    base name (`fd_windows.go` beside `fd_unix.go` or `fd.go`)."""
+    paths = [info.path for info in reader.files]
+    wanted: dict[tuple[str, str], list[int]] = {}  # (parent, rest) -> Windows files
+    for file_id, path in enumerate(paths):
+        folders = path.split("/")[:-1]
+        for depth, folder in enumerate(folders):
+            if folder.lower() in _WINDOWS_FOLDERS:
+                key = ("/".join(folders[:depth]), "/".join(path.split("/")[depth + 1 :]))
+                wanted.setdefault(key, []).append(file_id)
+    found: set[int] = set()
+    if wanted:
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(len(parts) - 1):
+                if parts[depth].lower() in _WINDOWS_FOLDERS:
+                    continue
+                ports = wanted.get(("/".join(parts[:depth]), "/".join(parts[depth + 1 :])))
+                if ports:
+                    found.update(ports)
+    by_base: dict[tuple[str, str, str], bool] = {}
+    ported: list[tuple[int, tuple[str, str, str]]] = []
+    for file_id, path in enumerate(paths):
+        folder, _, name = path.rpartition("/")
+        stem, dot, extension = name.rpartition(".")
+        if not dot:
+            continue
+        windows = _WINDOWS_SUFFIX.fullmatch(stem)
+        if windows is not None:
+            ported.append((file_id, (folder, windows["base"], extension)))
+            continue
+        other = _PLATFORM_SUFFIX.fullmatch(stem)
+        by_base[(folder, other["base"] if other else stem, extension)] = True
+    found.update(file_id for file_id, key in ported if key in by_base)
+    return frozenset(found)
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
@@ -409,7 +460,8 @@ class Adjustment:
     path: float = 0.0
     coherence: float = 0.0
     agreement: float = 0.0
-    #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version".
+    #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version",
+    #: "windows_port".
     demotions: tuple[tuple[str, float], ...] = ()
 
     @property
@@ -438,7 +490,7 @@ class Adjustment:
 
 
 def _demotions(
-    secondary: bool, header: bool, outdated: bool
+    secondary: bool, header: bool, outdated: bool, windows_port: bool
 ) -> tuple[tuple[str, float], ...]:
     return tuple(
         (why, factor)
@@ -446,6 +498,7 @@ def _demotions(
             ("secondary_code", SECONDARY_CODE, secondary),
             ("header_beside_source", HEADER_BESIDE_SOURCE, header),
             ("older_version", OLDER_VERSION, outdated),
+            ("windows_port", WINDOWS_PORT, windows_port),
         )
         if applies
     )
@@ -495,6 +548,7 @@ def rerank(
     headers = headers_beside_sources(reader) if signals.secondary else frozenset()
     older = older_versions(reader) if signals.secondary else {}
     named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if older else frozenset()
+    ports = windows_ports(reader) if signals.secondary and not _WINDOWS_IN_QUESTION.search(query) else frozenset()
     adjustments = {}
     # Both signals depend on the file only: worked out once per file.
     per_file: dict[int, tuple[float, tuple[tuple[str, float], ...]]] = {}
@@ -509,7 +563,7 @@ def rerank(
             outdated = file_id in older and not (older[file_id] & named_versions)
             known = per_file[file_id] = (
                 PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-                _demotions(secondary, header, outdated),
+                _demotions(secondary, header, outdated, file_id in ports),
             )
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
