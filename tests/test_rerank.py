@@ -14,6 +14,7 @@ from maguyva import Index
 from maguyva.query.classify import classify
 from maguyva.query.rerank import (
     FILE_AGREEMENT,
+    FILE_NAME_BONUS,
     HEADER_BESIDE_SOURCE,
     FusedParts,
     Adjustment,
@@ -27,11 +28,13 @@ from maguyva.query.rerank import (
     import_sources,
     is_secondary_path,
     matched_share,
+    name_words,
     named_symbols,
     older_versions,
     path_words,
     question_words,
     rerank,
+    spells_name,
     telling_words,
     windows_ports,
 )
@@ -86,6 +89,28 @@ class _Reader:
 
     def __init__(self, *paths: str):
         self.files = [SimpleNamespace(path=p) for p in paths]
+
+
+@pytest.mark.parametrize(
+    "question, path, spelled",
+    [
+        ("JSON element hierarchy and tree model", "gson/JsonElement.java", True),
+        ("how the floating window for the UI is created", "lua/view/float.lua", True),
+        ("Form extractor for URL-encoded bodies", "src/form.rs", True),
+        ("Form extractor for URL-encoded bodies", "src/extract/raw_form.rs", False),  # "raw" is not asked
+        ("streaming JSON reader and token parsing", "gson/JsonParser.java", True),  # parsing ~ parser
+        ("JSON element hierarchy and tree model", "gson/Gson.java", False),
+        ("JSON element hierarchy and tree model", "gson/json/Writer.java", False),  # folders do not count
+    ],
+)
+def test_a_question_spells_a_file_name_when_every_word_of_it_agrees(question, path, spelled):
+    assert spells_name(question_words(question), path) is spelled
+
+
+def test_name_words_leave_out_extensions_and_single_letters():
+    assert name_words("src/JsonElement.java") == {"json", "element"}
+    assert name_words("x_io.tar.gz") == {"io"}
+    assert spells_name(frozenset(), "src/form.rs") is False
 
 
 def test_words_on_most_paths_tell_nothing():
@@ -233,12 +258,16 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     limiter, handlers = chunk_of(index, "ratelimit/limiter.py"), chunk_of(index, "web/handlers.py")
     adjusted = rerank(reader, query, classify(query), {limiter: 1.0, handlers: 1.0})
     assert adjusted[limiter].path > 0 and adjusted[handlers].path == 0
+    # The question spells all of "limiter.py", and none of "handlers.py".
+    assert adjusted[limiter].file_name == FILE_NAME_BONUS and adjusted[handlers].file_name == 0
+    off = rerank(reader, query, classify(query), {limiter: 1.0}, Signals(paths=False))
+    assert off[limiter].path == off[limiter].file_name == 0
     results = index.search(query).results
     assert results[0].path == "ratelimit/limiter.py"
     # The explanation adds up to the score.
     for hit in results:
         fused = sum(p.contribution for p in hit.modalities.values())
-        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence", "agreement"))
+        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "file_name", "coherence", "agreement"))
         factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))
         assert hit.score == pytest.approx((fused + bonus) * factor)
 

@@ -240,7 +240,7 @@ def test_results_explain_themselves_and_are_one_per_file(index):
     for hit in response.results + many.results:
         assert set(hit.modalities) <= set(response.modalities_run)
         assert hit.modalities or hit.adjustments.get("definition")
-        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "coherence", "agreement"))
+        bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "file_name", "coherence", "agreement"))
         factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))
         fused = sum(p.contribution for p in hit.modalities.values())
         assert hit.score == pytest.approx((fused + bonus) * factor)

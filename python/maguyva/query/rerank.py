@@ -10,6 +10,10 @@ applied to the fused candidates of the intents that answer with places to read
   matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match, and
   so do words of one stem: "dependency" and dependencies/, "utility" and utils.go).
   Words on the paths of most of the index's files (the project's own name) are not counted.
+  A file whose whole name the question spells ("JSON element hierarchy" and JsonElement.java,
+  "the floating window" and float.lua) gains FILE_NAME_BONUS more: a name made only of the
+  question's words says the file is about what is asked, where a longer name sharing one word
+  of it (raw_form.rs for "form extractor") is about something narrower.
   Not for a question that is a bare name with a definition in the index: that is the answer.
 - **Definition over mention.** When the question names a symbol (a bare name, a declaration, a
   definition phrase, or CamelCase names inside a sentence), the chunks defining a symbol of that
@@ -89,6 +93,9 @@ FILE_AGREEMENT = 0.5
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
 PATH_MIN_SHARE = 0.10
+#: Further bonus, in units of the best fused score, for a file whose name the question spells
+#: whole (every word of the name agrees with a question word).
+FILE_NAME_BONUS = 0.2
 #: A question word found in the paths of more than this share of the index's files (the
 #: project's own name, "src", "core") says nothing about which file is meant: it is not counted.
 COMMON_PATH_WORD = 0.25
@@ -297,6 +304,23 @@ def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
 
 
 @lru_cache(maxsize=65536)
+def name_words(path: str) -> frozenset[str]:
+    """The lower-cased words of a file's name without extension (`JsonElement.java`: json,
+    element), words of one letter left out."""
+    name = path.rpartition("/")[2]
+    stem = name.split(".")[0] or name
+    return frozenset(w for w in (p.lower() for p in (split_identifier(stem) or [stem])) if len(w) > 1)
+
+
+def spells_name(words: frozenset[str], path: str) -> bool:
+    """Whether every word of the file's name agrees with one of the question's `words` (as
+    `matched_share` has them agree): the question names the file ("JSON element hierarchy" and
+    JsonElement.java, "the floating window" and float.lua)."""
+    name = name_words(path)
+    return bool(name and words) and matched_share(name, words) == 1.0
+
+
+@lru_cache(maxsize=65536)
 def _heads(words: frozenset[str]) -> frozenset[str]:
     """The first three letters of each of `words`."""
     return frozenset(w[:_SHORTEST_PREFIX] for w in words)
@@ -458,6 +482,7 @@ class Adjustment:
 
     definition: float = 0.0
     path: float = 0.0
+    file_name: float = 0.0
     coherence: float = 0.0
     agreement: float = 0.0
     #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version",
@@ -473,7 +498,7 @@ class Adjustment:
         return product
 
     def apply(self, fused: float) -> float:
-        return (fused + self.definition + self.path + self.coherence + self.agreement) * self.factor
+        return (fused + self.definition + self.path + self.file_name + self.coherence + self.agreement) * self.factor
 
     def explain(self) -> dict[str, float]:
         """The nonzero parts, for a result's explanation: bonuses by name, then each demotion as
@@ -481,6 +506,7 @@ class Adjustment:
         parts = {
             "definition": self.definition,
             "path": self.path,
+            "file_name": self.file_name,
             "coherence": self.coherence,
             "agreement": self.agreement,
         }
@@ -545,35 +571,54 @@ def rerank(
         words = telling_words(reader, question_words(query, name_parts=is_name))
     wants_coherence = classification.intent in COHERENCE_INTENTS or classification.rule in COHERENCE_RULES
     coherence = _coherence(reader, scored) if signals.coherence and wants_coherence else {}
-    headers = headers_beside_sources(reader) if signals.secondary else frozenset()
-    older = older_versions(reader) if signals.secondary else {}
-    named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if older else frozenset()
-    ports = windows_ports(reader) if signals.secondary and not _WINDOWS_IN_QUESTION.search(query) else frozenset()
+    of_file = _FileSignals(reader, query, words, best, signals)
     adjustments = {}
-    # Both signals depend on the file only: worked out once per file.
-    per_file: dict[int, tuple[float, tuple[tuple[str, float], ...]]] = {}
+    # The path and demotion signals depend on the file only: worked out once per file.
+    per_file: dict[int, Adjustment] = {}
     for chunk in scored.keys() | definition.keys():
         file_id = int(reader.chunk_file[chunk])
         known = per_file.get(file_id)
         if known is None:
-            info = reader.files[file_id]
-            share = matched_share(words, path_words(info.path)) if words else 0.0
-            secondary = signals.secondary and is_secondary_path(info.path, info.language)
-            header = file_id in headers
-            outdated = file_id in older and not (older[file_id] & named_versions)
-            known = per_file[file_id] = (
-                PATH_BONUS * best * share if share >= PATH_MIN_SHARE else 0.0,
-                _demotions(secondary, header, outdated, file_id in ports),
-            )
+            known = per_file[file_id] = of_file(file_id)
         adjustments[chunk] = Adjustment(
             definition=definition.get(chunk, 0.0),
-            path=known[0],
+            path=known.path,
+            file_name=known.file_name,
             coherence=coherence.get(chunk, 0.0) * best,
-            demotions=known[1],
+            demotions=known.demotions,
         )
     if signals.agreement and parts is not None and len(parts.chunks):
         _add_file_agreement(reader, scored, definition, parts, adjustments)
     return adjustments
+
+
+class _FileSignals:
+    """The signals of one file, the same for all of its chunks: path agreement, the file's name
+    spelled by the question, and the demotions."""
+
+    def __init__(self, reader: IndexReader, query: str, words: frozenset[str], best: float, signals: Signals):
+        self.reader, self.words, self.best = reader, words, best
+        self.secondary = signals.secondary
+        self.headers = headers_beside_sources(reader) if signals.secondary else frozenset()
+        self.older = older_versions(reader) if signals.secondary else {}
+        self.named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if self.older else frozenset()
+        wants_ports = signals.secondary and not _WINDOWS_IN_QUESTION.search(query)
+        self.ports = windows_ports(reader) if wants_ports else frozenset()
+
+    def __call__(self, file_id: int) -> Adjustment:
+        info = self.reader.files[file_id]
+        share = matched_share(self.words, path_words(info.path)) if self.words else 0.0
+        outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
+        return Adjustment(
+            path=PATH_BONUS * self.best * share if share >= PATH_MIN_SHARE else 0.0,
+            file_name=FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path) else 0.0,
+            demotions=_demotions(
+                self.secondary and is_secondary_path(info.path, info.language),
+                file_id in self.headers,
+                outdated,
+                file_id in self.ports,
+            ),
+        )
 
 
 def _add_file_agreement(
