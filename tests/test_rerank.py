@@ -26,6 +26,7 @@ from maguyva.query.rerank import (
     definition_bonuses,
     headers_beside_sources,
     import_sources,
+    initialisms,
     is_secondary_path,
     matched_share,
     name_words,
@@ -105,6 +106,20 @@ class _Reader:
 )
 def test_a_question_spells_a_file_name_when_every_word_of_it_agrees(question, path, spelled):
     assert spells_name(question_words(question), path) is spelled
+
+
+def test_initials_of_adjacent_words_agree_with_paths_and_names():
+    query = "file system operations like read and write"
+    initials = initialisms(query)
+    assert initials["fs"] == {"file", "system"} and initials["fso"] == {"file", "system", "operations"}
+    assert "rw" not in initials  # "and" stands between them
+    words = question_words(query)
+    assert matched_share(words, path_words("src/unix/fs.c"), initials) == pytest.approx(2 / len(words))
+    assert matched_share(words, path_words("src/unix/fs.c")) == 0.0
+    assert spells_name(words, "src/unix/fs.c", initials) and not spells_name(words, "src/unix/fs.c")
+    # Initials count only for the question's own words, and every other word must agree.
+    assert not spells_name(frozenset({"operations"}), "src/fs.c", initials)
+    assert not spells_name(words, "src/fs-event.c", initials)
 
 
 def test_name_words_leave_out_extensions_and_single_letters():

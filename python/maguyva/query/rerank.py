@@ -8,7 +8,8 @@ applied to the fused candidates of the intents that answer with places to read
   in `LineFormatter.php`, "radix tree" in `tree.go`. A chunk whose file name or folder shares
   words with the question gains the best fused score times the share of the question's words it
   matches (word parts of identifiers compared, a prefix of 3+ letters counting as a match, and
-  so do words of one stem: "dependency" and dependencies/, "utility" and utils.go).
+  so do words of one stem: "dependency" and dependencies/, "utility" and utils.go, and a run of
+  words spelled by its initials: "file system" and fs.c).
   Words on the paths of most of the index's files (the project's own name) are not counted.
   A file whose whole name the question spells ("JSON element hierarchy" and JsonElement.java,
   "the floating window" and float.lua) gains FILE_NAME_BONUS more: a name made only of the
@@ -54,8 +55,10 @@ import json
 import re
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 
@@ -93,6 +96,7 @@ FILE_AGREEMENT = 0.5
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
 PATH_MIN_SHARE = 0.10
+EMPTY_INITIALS: Mapping[str, frozenset[str]] = MappingProxyType({})
 #: Further bonus, in units of the best fused score, for a file whose name the question spells
 #: whole (every word of the name agrees with a question word).
 FILE_NAME_BONUS = 0.2
@@ -125,6 +129,7 @@ _TEST_FILE = re.compile(
     r"|[._](?:test|spec)\.[cm]?[jt]sx?$|[a-z0-9](?:Test|Tests|Spec|IT)\.(?:java|kt|cs|swift|scala|php|groovy)$"
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LETTERS = re.compile(r"[A-Za-z]+")
 _CAMEL_IN_SENTENCE = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 _QUALIFIERS = re.compile(r"::|\\|->|\.|#")
 
@@ -283,16 +288,20 @@ def _agrees(word: str, words: frozenset[str], shortest: int) -> bool:
     )
 
 
-def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
+def matched_share(
+    words: frozenset[str], path: frozenset[str], initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS
+) -> float:
     """Share of `words` that agree with the path words `path`: as written, one a prefix (3+
     letters) of the other ("route" and "routes"), or by their stems, one a prefix (4+ letters) of
-    the other ("dependency" and "dependencies", "utility" and "utils", "routing" and "router")."""
+    the other ("dependency" and "dependencies", "utility" and "utils", "routing" and "router"),
+    or spelled by their initials (`initials`, from `initialisms`: "file system" and fs.c)."""
     if not words:
         return 0.0
     heads = _heads(path)
+    by_initials = frozenset().union(*(run for short, run in initials.items() if short in path)) if initials else ()
     matched = 0
     for word in words:
-        if word in path:
+        if word in path or word in by_initials:
             matched += 1
         elif word[:_SHORTEST_PREFIX] in heads and (
             # Agreeing words share their first three letters, and so do their stems (a stem
@@ -301,6 +310,20 @@ def matched_share(words: frozenset[str], path: frozenset[str]) -> float:
         ):
             matched += 1
     return matched / len(words)
+
+
+def initialisms(query: str) -> dict[str, frozenset[str]]:
+    """The initials of each run of two or three adjacent words of a question (words of three or
+    more letters, no stopword), with the words: code names things by them ("file system" in fs.c,
+    "user interface" under ui/, "abstract syntax tree" in ast.py)."""
+    words = [w.lower() for w in _LETTERS.findall(query)]
+    found: dict[str, set[str]] = {}
+    for size in (2, 3):
+        for at in range(len(words) - size + 1):
+            run = words[at : at + size]
+            if all(len(w) >= 3 and w not in STOPWORDS for w in run):
+                found.setdefault("".join(w[0] for w in run), set()).update(run)
+    return {short: frozenset(run) for short, run in found.items()}
 
 
 @lru_cache(maxsize=65536)
@@ -312,12 +335,14 @@ def name_words(path: str) -> frozenset[str]:
     return frozenset(w for w in (p.lower() for p in (split_identifier(stem) or [stem])) if len(w) > 1)
 
 
-def spells_name(words: frozenset[str], path: str) -> bool:
+def spells_name(words: frozenset[str], path: str, initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS) -> bool:
     """Whether every word of the file's name agrees with one of the question's `words` (as
-    `matched_share` has them agree): the question names the file ("JSON element hierarchy" and
-    JsonElement.java, "the floating window" and float.lua)."""
+    `matched_share` has them agree) or is the initials of a run of them: the question names the
+    file ("JSON element hierarchy" and JsonElement.java, "the floating window" and float.lua,
+    "file system operations" and fs.c)."""
     name = name_words(path)
-    return bool(name and words) and matched_share(name, words) == 1.0
+    rest = frozenset(w for w in name if w not in initials or not (initials[w] & words))
+    return bool(name and words) and (not rest or matched_share(rest, words) == 1.0)
 
 
 @lru_cache(maxsize=65536)
@@ -598,6 +623,7 @@ class _FileSignals:
 
     def __init__(self, reader: IndexReader, query: str, words: frozenset[str], best: float, signals: Signals):
         self.reader, self.words, self.best = reader, words, best
+        self.initials = initialisms(query) if words else EMPTY_INITIALS
         self.secondary = signals.secondary
         self.headers = headers_beside_sources(reader) if signals.secondary else frozenset()
         self.older = older_versions(reader) if signals.secondary else {}
@@ -607,11 +633,13 @@ class _FileSignals:
 
     def __call__(self, file_id: int) -> Adjustment:
         info = self.reader.files[file_id]
-        share = matched_share(self.words, path_words(info.path)) if self.words else 0.0
+        share = matched_share(self.words, path_words(info.path), self.initials) if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
         return Adjustment(
             path=PATH_BONUS * self.best * share if share >= PATH_MIN_SHARE else 0.0,
-            file_name=FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path) else 0.0,
+            file_name=(
+                FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
+            ),
             demotions=_demotions(
                 self.secondary and is_secondary_path(info.path, info.language),
                 file_id in self.headers,
