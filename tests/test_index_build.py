@@ -301,6 +301,33 @@ def test_graph_walks_lead_to_chunks_with_their_edge_paths(repo):
     assert importers == 1  # pkg/http.py
 
 
+def test_chunks_holding_agrees_with_chunk_at_for_every_line(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text(
+        "import os\n\n\ndef one():\n    return 1\n\n\nclass Two:\n    def three(self):\n        return 3\n"
+    )
+    # Text is cut into overlapping windows: the chunk found is the last one starting at or
+    # before the line, as long as it holds it.
+    (root / "notes.txt").write_text("".join(f"note {i}\n" for i in range(1, 200)))
+    (root / "empty.txt").write_text("")
+    reader = Index.build(root).reader
+    pairs = [(f, line) for f, info in enumerate(reader.files) for line in range(0, 210)]
+    found = reader.chunks_holding([f for f, _ in pairs], [line for _, line in pairs])
+    for (file_id, line), chunk in zip(pairs, found):
+        expected = reader.chunk_at(file_id, line)
+        if expected is None:
+            assert chunk == -1
+            continue
+        assert reader.chunk_file[chunk] == file_id
+        if reader.files[file_id].path.endswith(".py"):
+            assert chunk == expected  # code chunks do not overlap: the one chunk holding it
+        else:
+            holds = reader.chunk_start[chunk] <= line <= reader.chunk_end[chunk]
+            assert (holds and chunk >= expected) or chunk == expected
+    assert [reader.node_chunk(f) for f in range(len(reader.files))] == [reader.chunk_at(f, 1) for f in range(len(reader.files))]
+
+
 def test_lines_between_matches_splitting_the_file_anywhere(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()

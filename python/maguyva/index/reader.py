@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, wraps
 from pathlib import Path
@@ -172,12 +172,42 @@ class IndexReader:
             table.setdefault("\0" + name.lower(), []).append(symbol_id)
         return table
 
+    def chunks_holding(self, file_ids: Sequence[int], lines: Sequence[int]) -> list[int]:
+        """The chunk holding each (file, line), or -1 for a file with no chunk: the last chunk
+        starting at or before the line, found for all at once by binary search (chunks are ordered
+        by file, then start line; code chunks never overlap, so it is the one chunk holding a
+        definition), and where that chunk ends before the line, `chunk_at`'s answer."""
+        if not len(file_ids):
+            return []
+        chunk_file = self.chunk_file.astype(np.int64)
+        starts = self.chunk_start_key
+        files = np.asarray(file_ids, dtype=np.int64)
+        wanted = np.asarray(lines, dtype=np.int64)
+        positions = np.searchsorted(starts, (files << 32) + wanted, side="right") - 1
+        safe = np.clip(positions, 0, max(len(starts) - 1, 0))
+        if len(starts):
+            fits = (positions >= 0) & (chunk_file[safe] == files) & (self.chunk_end[safe] >= wanted)
+        else:
+            fits = np.zeros(len(files), dtype=bool)
+        chunks = np.where(fits, safe, -1).tolist()
+        for i in np.flatnonzero(~fits).tolist():
+            found = self.chunk_at(int(files[i]), int(wanted[i]))
+            chunks[i] = -1 if found is None else found
+        return chunks
+
+    @cached_property
+    def node_chunks(self) -> np.ndarray:
+        """The chunk that shows each graph node (-1 for none): a symbol's definition, or a
+        file's first chunk. Files come first among the nodes, then symbols by id."""
+        locations = self.symbol_locations
+        file_ids = list(range(len(self.files))) + [file_id for file_id, _ in locations]
+        lines = [1] * len(self.files) + [line for _, line in locations]
+        return np.asarray(self.chunks_holding(file_ids, lines), dtype=np.int64)
+
     def node_chunk(self, node: int) -> int | None:
         """The chunk that shows a graph node: a symbol's definition, or a file's first chunk."""
-        if node < len(self.files):
-            return self.chunk_at(node, 1)
-        file_id, line = self.symbol_locations[node - len(self.files)]
-        return self.chunk_at(file_id, line)
+        chunk = int(self.node_chunks[node])
+        return None if chunk < 0 else chunk
 
     @cached_property
     def graph(self) -> graph.DependencyGraph:

@@ -605,11 +605,13 @@ def rerank(
         known = per_file.get(file_id)
         if known is None:
             known = per_file[file_id] = of_file(file_id)
-        adjustments[chunk] = Adjustment(
-            definition=definition.get(chunk, 0.0),
+        bonus, share = definition.get(chunk, 0.0), coherence.get(chunk, 0.0)
+        # Most chunks have only their file's signals: they share its (frozen) adjustment.
+        adjustments[chunk] = known if not (bonus or share) else Adjustment(
+            definition=bonus,
             path=known.path,
             file_name=known.file_name,
-            coherence=coherence.get(chunk, 0.0) * best,
+            coherence=share * best,
             demotions=known.demotions,
         )
     if signals.agreement and parts is not None and len(parts.chunks):
@@ -658,35 +660,29 @@ def _add_file_agreement(
 ) -> None:
     """Give each file's best chunk FILE_AGREEMENT times the best contribution, within its file,
     of each modality that found the file but not that chunk. A file's best chunk is the one with
-    the most fused score and definition bonus: the other signals are the same for all of a
-    file's chunks, or go to that chunk (coherence)."""
-    chunks = parts.chunks.tolist()
-    files = reader.chunk_file[parts.chunks].tolist()
-    rows = parts.contributions.tolist()
-    own = dict(zip(chunks, rows))
-    best_in_file: dict[int, list[float]] = {}
-    shown: dict[int, tuple[float, int]] = {}  # file -> (score, chunk) of its best chunk
-    for chunk, file_id, row in zip(chunks, files, rows):
-        best = best_in_file.get(file_id)
-        if best is None:
-            best_in_file[file_id] = list(row)
-        else:
-            best_in_file[file_id] = [max(a, b) for a, b in zip(best, row)]
-        _keep_best(shown, file_id, scored.get(chunk, 0.0) + definition.get(chunk, 0.0), chunk)
+    the most fused score and definition bonus (the lower chunk id on a tie): the other signals
+    are the same for all of a file's chunks, or go to that chunk (coherence)."""
+    chunks = parts.chunks.astype(np.int64)
+    contributions = np.asarray(parts.contributions, dtype=np.float64)
+    files, group = np.unique(reader.chunk_file[chunks], return_inverse=True)
+    # Each file's best contribution per modality, and the best of its fused chunks.
+    best = np.zeros((len(files), contributions.shape[1]))
+    np.maximum.at(best, group, contributions)
+    score = np.fromiter(
+        (scored.get(c, 0.0) + definition.get(c, 0.0) for c in chunks.tolist()), dtype=np.float64, count=len(chunks)
+    )
+    order = np.lexsort((chunks, -score, group))
+    first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    shown = {int(files[group[i]]): (float(score[i]), int(chunks[i]), i) for i in first.tolist()}
     for chunk, bonus in definition.items():
-        if chunk not in own:  # a definition fusion did not bring
-            _keep_best(shown, int(reader.chunk_file[chunk]), bonus, chunk)
-    for file_id, (_, chunk) in shown.items():
-        best = best_in_file.get(file_id)
-        if best is None:
-            continue
-        mine = own.get(chunk)
-        extra = sum(best) if mine is None else sum(b for b, m in zip(best, mine) if m == 0.0)
+        file_id = int(reader.chunk_file[chunk])
+        held = shown.get(file_id)
+        # A definition fusion did not bring, first in its file: it gets all of the file's agreement.
+        if held is not None and chunk not in scored and (bonus, -chunk) > (held[0], -held[1]):
+            shown[file_id] = (bonus, chunk, -1)
+    row_of_file = {int(f): g for g, f in enumerate(files.tolist())}
+    for file_id, (_, chunk, row) in shown.items():
+        found = best[row_of_file[file_id]]
+        extra = float(found.sum() if row < 0 else found[contributions[row] == 0.0].sum())
         if extra:
             adjustments[chunk] = replace(adjustments[chunk], agreement=FILE_AGREEMENT * extra)
-
-
-def _keep_best(shown: dict[int, tuple[float, int]], file_id: int, score: float, chunk: int) -> None:
-    held = shown.get(file_id)
-    if held is None or score > held[0] or (score == held[0] and chunk < held[1]):
-        shown[file_id] = (score, chunk)

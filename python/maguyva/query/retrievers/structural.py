@@ -336,7 +336,7 @@ class SymbolTable:
         self.start_line: list[int] = list(columns[4])
         self.in_degree: list[int] = [d or 0 for d in columns[5]]
         self.centrality: list[float] = [c or 0.0 for c in columns[6]]
-        self.chunk: list[int] = _definition_chunks(reader, self.file_id, self.start_line)
+        self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
 
         file_rank = {f: _path_rank(self._paths[f]) for f in set(self.file_id)}
         self.path_rank: list[int] = [file_rank[f] for f in self.file_id]
@@ -745,27 +745,6 @@ def _split_by_word(keys: np.ndarray, n: int, words_by_id: list[str]) -> dict[str
     ends = np.concatenate((bounds, [len(keys)])).tolist()
     symbols = keys % n
     return {words_by_id[w]: symbols[a:b] for w, a, b in zip(word_of[starts].tolist(), starts, ends)}
-
-
-def _definition_chunks(reader: IndexReader, file_ids: list[int], lines: list[int]) -> list[int]:
-    """The chunk holding each (file, line), or -1. Chunks are ordered by file, then start line."""
-    if not file_ids:
-        return []
-    chunk_file = reader.chunk_file.astype(np.int64)
-    starts = (chunk_file << 32) + reader.chunk_start.astype(np.int64)
-    files = np.asarray(file_ids, dtype=np.int64)
-    wanted = np.asarray(lines, dtype=np.int64)
-    positions = np.searchsorted(starts, (files << 32) + wanted, side="right") - 1
-    safe = np.clip(positions, 0, max(len(starts) - 1, 0))
-    if len(starts):
-        fits = (positions >= 0) & (chunk_file[safe] == files) & (reader.chunk_end[safe] >= wanted)
-    else:
-        fits = np.zeros(len(files), dtype=bool)
-    chunks = np.where(fits, safe, -1).tolist()
-    for i in np.flatnonzero(~fits).tolist():
-        found = reader.chunk_at(file_ids[i], lines[i])
-        chunks[i] = -1 if found is None else found
-    return chunks
 
 
 @per_reader
