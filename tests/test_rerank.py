@@ -19,6 +19,7 @@ from maguyva.query.rerank import (
     FusedParts,
     Adjustment,
     OLDER_VERSION,
+    PART_BESIDE_WHOLE,
     SECONDARY_CODE,
     WINDOWS_PORT,
     PathVocabulary,
@@ -32,6 +33,7 @@ from maguyva.query.rerank import (
     name_words,
     named_symbols,
     older_versions,
+    parts_beside_wholes,
     path_words,
     question_words,
     rerank,
@@ -465,6 +467,38 @@ def test_older_version_folders_go_after_the_newest_unless_named(versions: Index)
     assert rerank(reader, named, classify(named), {chunks["src/v3/types.ts"]: 1.0})[chunks["src/v3/types.ts"]].factor == 1.0
     paths = [h.path for h in versions.search(query).results]
     assert paths.index("src/v4/schemas.ts") < paths.index("src/v3/types.ts")
+
+
+PARTS = {
+    "Dapper/SqlMapper.cs": "public static partial class SqlMapper\n{\n    public static T QueryRow<T>(string sql) { return Read<T>(sql); }\n}\n",
+    "Dapper/SqlMapper.Async.cs": "public static partial class SqlMapper\n{\n    public static Task<T> QueryRowAsync<T>(string sql) { return ReadAsync<T>(sql); }\n}\n",
+    "Dapper/SqlMapper.TypeHandler.cs": "public static partial class SqlMapper\n{\n    public abstract class TypeHandler<T> { }\n}\n",
+    "Dapper/Other.Async.cs": "public static class Other\n{\n    public static Task QueryRowAsync() { return null; }\n}\n",
+}
+
+
+parts = index_fixture("parts", PARTS)
+
+
+def test_a_part_beside_its_whole_goes_after_it_unless_the_question_names_the_part(parts: Index):
+    reader = parts.reader
+    # Other.Async.cs has no Other.cs beside it: it is a whole of its own.
+    assert {reader.files[f].path: w for f, w in parts_beside_wholes(reader).items()} == {
+        "Dapper/SqlMapper.Async.cs": {"async"},
+        "Dapper/SqlMapper.TypeHandler.cs": {"type", "handler"},
+    }
+    chunks = {path: chunk_of(parts, path) for path in PARTS}
+    query = "how query rows are read and mapped"
+    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
+    assert adjusted[chunks["Dapper/SqlMapper.Async.cs"]].explain()["part_beside_whole_factor"] == PART_BESIDE_WHOLE
+    assert adjusted[chunks["Dapper/SqlMapper.TypeHandler.cs"]].factor == PART_BESIDE_WHOLE
+    assert adjusted[chunks["Dapper/SqlMapper.cs"]].factor == adjusted[chunks["Dapper/Other.Async.cs"]].factor == 1.0
+    named = "how async query rows are read"
+    asked = rerank(reader, named, classify(named), {c: 1.0 for c in chunks.values()})
+    assert asked[chunks["Dapper/SqlMapper.Async.cs"]].factor == 1.0
+    assert asked[chunks["Dapper/SqlMapper.TypeHandler.cs"]].factor == PART_BESIDE_WHOLE
+    paths = [h.path for h in parts.search(query).results]
+    assert paths.index("Dapper/SqlMapper.cs") < paths.index("Dapper/SqlMapper.Async.cs")
 
 
 PLATFORMS = {

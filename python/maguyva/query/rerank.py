@@ -40,6 +40,9 @@ applied to the fused candidates of the intents that answer with places to read
   what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE. Code
   under a version folder with a newer sibling (`v3/` beside `v4/`) is kept for compatibility; a
   question that names no version is about the newest: its scores are multiplied by OLDER_VERSION.
+  A file named as a part of another beside it (`SqlMapper.Async.cs` beside `SqlMapper.cs`, a
+  partial class split by concern) answers only questions that name its part: otherwise its
+  scores are multiplied by PART_BESIDE_WHOLE, and the whole goes first.
   A file written once per platform (`win/tcp.c` beside `unix/tcp.c`, `fd_windows.go` beside
   `fd_unix.go`) answers a question that names no platform by its POSIX side, the code most
   builds run and the Windows port mirrors: the Windows twin's scores are multiplied by
@@ -78,6 +81,8 @@ _SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
 OLDER_VERSION = 0.5
 _VERSION_FOLDER = re.compile(r"v(\d+)")
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
+#: Score multiplier of a part of a file beside the whole (`SqlMapper.Async.cs` beside `SqlMapper.cs`).
+PART_BESIDE_WHOLE = 0.5
 #: Score multiplier of a Windows port of a file that has a twin for other systems.
 WINDOWS_PORT = 0.5
 _WINDOWS_FOLDERS = frozenset({"win", "win32", "windows"})
@@ -189,6 +194,25 @@ def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
         for file_id, versions in found
         if any(v < newest[parent] for parent, v in versions)
     }
+
+
+@per_reader
+def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
+    """The files of `reader`'s index named `Name.Part.ext` in the folder of a `Name.ext` (a C#
+    partial class split by concern, a module's declarations or variant), with the words of
+    their part names."""
+    paths = {info.path for info in reader.files}
+    found: dict[int, frozenset[str]] = {}
+    for file_id, info in enumerate(reader.files):
+        folder, slash, name = info.path.rpartition("/")
+        first, *rest = name.split(".")
+        if not first or len(rest) < 2:
+            continue
+        *middle, extension = rest
+        if f"{folder}{slash}{first}.{extension}" in paths:
+            words = (w.lower() for part in middle for w in (split_identifier(part) or [part]))
+            found[file_id] = frozenset(w for w in words if len(w) > 1)
+    return found
 
 
 @per_reader
@@ -510,8 +534,8 @@ class Adjustment:
     file_name: float = 0.0
     coherence: float = 0.0
     agreement: float = 0.0
-    #: (why, factor) of each demotion: "secondary_code", "header_beside_source", "older_version",
-    #: "windows_port".
+    #: (why, factor) of each demotion: "secondary_code", "header_beside_source",
+    #: "part_beside_whole", "older_version", "windows_port".
     demotions: tuple[tuple[str, float], ...] = ()
 
     @property
@@ -541,13 +565,14 @@ class Adjustment:
 
 
 def _demotions(
-    secondary: bool, header: bool, outdated: bool, windows_port: bool
+    secondary: bool, header: bool, part: bool, outdated: bool, windows_port: bool
 ) -> tuple[tuple[str, float], ...]:
     return tuple(
         (why, factor)
         for why, factor, applies in (
             ("secondary_code", SECONDARY_CODE, secondary),
             ("header_beside_source", HEADER_BESIDE_SOURCE, header),
+            ("part_beside_whole", PART_BESIDE_WHOLE, part),
             ("older_version", OLDER_VERSION, outdated),
             ("windows_port", WINDOWS_PORT, windows_port),
         )
@@ -628,6 +653,7 @@ class _FileSignals:
         self.initials = initialisms(query) if words else EMPTY_INITIALS
         self.secondary = signals.secondary
         self.headers = headers_beside_sources(reader) if signals.secondary else frozenset()
+        self.parts = parts_beside_wholes(reader) if signals.secondary else {}
         self.older = older_versions(reader) if signals.secondary else {}
         self.named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if self.older else frozenset()
         wants_ports = signals.secondary and not _WINDOWS_IN_QUESTION.search(query)
@@ -637,6 +663,8 @@ class _FileSignals:
         info = self.reader.files[file_id]
         share = matched_share(self.words, path_words(info.path), self.initials) if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
+        part = self.parts.get(file_id)
+        unasked_part = part is not None and not (part and self.words and matched_share(part, self.words) == 1.0)
         return Adjustment(
             path=PATH_BONUS * self.best * share if share >= PATH_MIN_SHARE else 0.0,
             file_name=(
@@ -645,6 +673,7 @@ class _FileSignals:
             demotions=_demotions(
                 self.secondary and is_secondary_path(info.path, info.language),
                 file_id in self.headers,
+                unasked_part,
                 outdated,
                 file_id in self.ports,
             ),

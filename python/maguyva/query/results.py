@@ -27,7 +27,8 @@ class Hit:
     chunk: int
     #: What the post-fusion signals changed (`maguyva.query.rerank`): "definition" and "path"
     #: bonuses added to the fused score, then each demotion's "<why>_factor" applied (why:
-    #: secondary_code, header_beside_source, older_version, windows_port); empty if none.
+    #: secondary_code, header_beside_source, part_beside_whole, older_version, windows_port); empty
+    #: if none.
     adjustments: dict[str, float] = field(default_factory=dict)
 
 
