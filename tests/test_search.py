@@ -247,6 +247,17 @@ def test_results_explain_themselves_and_are_one_per_file(index):
         assert 1 <= hit.start_line <= hit.end_line and hit.snippet
 
 
+def test_the_graph_walk_starts_from_code_shaped_names_only(index):
+    # "login" and "secret" are names of this repository's symbols (`login`, `SECRET`) as well as
+    # plain words: a sentence using them does not mean those symbols. `check_password` does.
+    plain = index.search("how does a login keep the secret", preset="thorough")
+    assert "graph" in plain.modalities_run
+    assert not any("graph" in hit.modalities for hit in plain.results)
+    named = index.search("what surrounds check_password in the login flow", preset="thorough")
+    walked = [hit for hit in named.results if "graph" in hit.modalities]
+    assert walked and any(hit.symbol and "check_password" in hit.symbol for hit in walked)
+
+
 def test_presets(index):
     quick = index.search("how are tokens signed", preset="quick")
     assert quick.modalities_run == ("semantic",) and quick.fusion_strategy == "direct"

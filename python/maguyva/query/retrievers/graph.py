@@ -3,8 +3,10 @@
 - find_references: the callers of the named symbol (its direct dependants by call edges), then
   its other direct dependants (importers, subclasses).
 - impact_analysis: everything that depends on it, transitively to IMPACT_DEPTH edges, nearer first.
-- any other intent (thorough preset): personalized PageRank seeded at the symbols whose names
-  the query mentions, so code tightly linked to them ranks high.
+- any other intent (thorough preset): personalized PageRank seeded at the symbols the query
+  names (its subject, or the code-shaped words of a sentence: `parseConfig`, `retry_after`,
+  `Session.request`), so code tightly linked to them ranks high. Plain words do not seed it:
+  "state" in "how state is saved" is not a reference to every symbol called `state`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ PPR_MAX_NODES = 2000
 PPR_ITERATIONS = 50
 PPR_TOLERANCE = 1e-6
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
+#: What makes a word of a sentence a name in code: an inner capital (camelCase, CamelCase), an
+#: underscore, a `$`, or a qualifier.
+_CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]|_|\$|\.|::|#")
 
 
 class GraphRetriever:
@@ -43,9 +48,14 @@ class GraphRetriever:
             seeds = symbol_nodes(reader, subject)
             depth = 1 if classification.intent == "find_references" else IMPACT_DEPTH
             return _dependants(reader, seeds, depth, limit)
-        names = [subject] if subject else _IDENTIFIER.findall(query.text)
+        names = [subject] if subject else code_names(query.text)
         seeds = [node for name in names for node in symbol_nodes(reader, name)]
         return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:MAX_SEEDS], limit)
+
+
+def code_names(text: str) -> list[str]:
+    """The words of `text` shaped like names in code."""
+    return [word for word in _IDENTIFIER.findall(text) if _CODE_SHAPED.search(word)]
 
 
 def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
