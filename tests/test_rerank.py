@@ -427,20 +427,30 @@ HEADER_AND_SOURCE = {
 header_and_source = index_fixture("header_and_source", HEADER_AND_SOURCE)
 
 
-def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
-    index = header_and_source
-    reader = index.reader
-    assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/idna.h"}
-    chunks = {path: chunk_of(index, path) for path in HEADER_AND_SOURCE}
-    query = "IDNA domain name encoding"
-    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
-    assert adjusted[chunks["src/idna.h"]].factor == HEADER_BESIDE_SOURCE
-    assert adjusted[chunks["src/idna.h"]].explain()["header_beside_source_factor"] == HEADER_BESIDE_SOURCE
-    assert adjusted[chunks["src/idna.c"]].factor == adjusted[chunks["include/api.h"]].factor == 1.0
-    off = rerank(reader, query, classify(query), {chunks["src/idna.h"]: 1.0}, Signals(secondary=False))
-    assert off[chunks["src/idna.h"]].factor == 1.0
+def demotions_of(index: Index, query: str, signals: Signals = Signals()) -> dict[str, tuple[tuple[str, float], ...]]:
+    """path -> the demotions of its first chunk when every file of `index` is a candidate of
+    `query` with the same fused score."""
+    chunks = {info.path: chunk_of(index, info.path) for info in index.reader.files}
+    adjusted = rerank(index.reader, query, classify(query), {c: 1.0 for c in chunks.values()}, signals)
+    return {path: adjusted[chunk].demotions for path, chunk in chunks.items()}
+
+
+def assert_first(index: Index, query: str, first: str, then: str) -> None:
     paths = [h.path for h in index.search(query).results]
-    assert paths.index("src/idna.c") < paths.index("src/idna.h")
+    assert paths.index(first) < paths.index(then)
+
+
+def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
+    reader = header_and_source.reader
+    assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/idna.h"}
+    query = "IDNA domain name encoding"
+    assert demotions_of(header_and_source, query) == {
+        "src/idna.h": (("header_beside_source", HEADER_BESIDE_SOURCE),),
+        "src/idna.c": (),
+        "include/api.h": (),
+    }
+    assert demotions_of(header_and_source, query, Signals(secondary=False))["src/idna.h"] == ()
+    assert_first(header_and_source, query, "src/idna.c", "src/idna.h")
 
 
 VERSIONS = {
@@ -457,16 +467,14 @@ def test_older_version_folders_go_after_the_newest_unless_named(versions: Index)
     reader = versions.reader
     # v1 has no newer sibling: it is the only version of util/.
     assert {reader.files[f].path: v for f, v in older_versions(reader).items()} == {"src/v3/types.ts": {"3"}}
-    chunks = {path: chunk_of(versions, path) for path in VERSIONS}
     query = "string schema parsing"
-    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
-    assert adjusted[chunks["src/v3/types.ts"]].factor == OLDER_VERSION
-    assert adjusted[chunks["src/v3/types.ts"]].explain()["older_version_factor"] == OLDER_VERSION
-    assert adjusted[chunks["src/v4/schemas.ts"]].factor == adjusted[chunks["src/util/v1/helpers.ts"]].factor == 1.0
-    named = "v3 string schema parsing"
-    assert rerank(reader, named, classify(named), {chunks["src/v3/types.ts"]: 1.0})[chunks["src/v3/types.ts"]].factor == 1.0
-    paths = [h.path for h in versions.search(query).results]
-    assert paths.index("src/v4/schemas.ts") < paths.index("src/v3/types.ts")
+    assert demotions_of(versions, query) == {
+        "src/v3/types.ts": (("older_version", OLDER_VERSION),),
+        "src/v4/schemas.ts": (),
+        "src/util/v1/helpers.ts": (),
+    }
+    assert demotions_of(versions, "v3 string schema parsing")["src/v3/types.ts"] == ()
+    assert_first(versions, query, "src/v4/schemas.ts", "src/v3/types.ts")
 
 
 PARTS = {
@@ -487,18 +495,17 @@ def test_a_part_beside_its_whole_goes_after_it_unless_the_question_names_the_par
         "Dapper/SqlMapper.Async.cs": {"async"},
         "Dapper/SqlMapper.TypeHandler.cs": {"type", "handler"},
     }
-    chunks = {path: chunk_of(parts, path) for path in PARTS}
+    part = (("part_beside_whole", PART_BESIDE_WHOLE),)
     query = "how query rows are read and mapped"
-    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
-    assert adjusted[chunks["Dapper/SqlMapper.Async.cs"]].explain()["part_beside_whole_factor"] == PART_BESIDE_WHOLE
-    assert adjusted[chunks["Dapper/SqlMapper.TypeHandler.cs"]].factor == PART_BESIDE_WHOLE
-    assert adjusted[chunks["Dapper/SqlMapper.cs"]].factor == adjusted[chunks["Dapper/Other.Async.cs"]].factor == 1.0
-    named = "how async query rows are read"
-    asked = rerank(reader, named, classify(named), {c: 1.0 for c in chunks.values()})
-    assert asked[chunks["Dapper/SqlMapper.Async.cs"]].factor == 1.0
-    assert asked[chunks["Dapper/SqlMapper.TypeHandler.cs"]].factor == PART_BESIDE_WHOLE
-    paths = [h.path for h in parts.search(query).results]
-    assert paths.index("Dapper/SqlMapper.cs") < paths.index("Dapper/SqlMapper.Async.cs")
+    assert demotions_of(parts, query) == {
+        "Dapper/SqlMapper.cs": (),
+        "Dapper/SqlMapper.Async.cs": part,
+        "Dapper/SqlMapper.TypeHandler.cs": part,
+        "Dapper/Other.Async.cs": (),
+    }
+    asked = demotions_of(parts, "how async query rows are read")
+    assert asked["Dapper/SqlMapper.Async.cs"] == () and asked["Dapper/SqlMapper.TypeHandler.cs"] == part
+    assert_first(parts, query, "Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs")
 
 
 PLATFORMS = {
@@ -518,16 +525,18 @@ def test_windows_ports_of_twinned_files_go_after_them_unless_windows_is_named(pl
     reader = platforms.reader
     # winapi.c and pipe_windows.go have no twin for other systems: they are the only answer.
     assert {reader.files[f].path for f in windows_ports(reader)} == {"src/win/tcp.c", "net/fd_windows.go"}
-    chunks = {path: chunk_of(platforms, path) for path in PLATFORMS}
+    port = (("windows_port", WINDOWS_PORT),)
     query = "tcp connect implementation"
-    adjusted = rerank(reader, query, classify(query), {c: 1.0 for c in chunks.values()})
-    assert adjusted[chunks["src/win/tcp.c"]].explain()["windows_port_factor"] == WINDOWS_PORT
-    assert adjusted[chunks["net/fd_windows.go"]].factor == WINDOWS_PORT
-    assert all(adjusted[chunks[p]].factor == 1.0 for p in ("src/unix/tcp.c", "src/win/winapi.c", "net/pipe_windows.go"))
-    named = "tcp connect on Windows"
-    assert rerank(reader, named, classify(named), {chunks["src/win/tcp.c"]: 1.0})[chunks["src/win/tcp.c"]].factor == 1.0
-    paths = [h.path for h in platforms.search(query).results]
-    assert paths.index("src/unix/tcp.c") < paths.index("src/win/tcp.c")
+    assert demotions_of(platforms, query) == {
+        "src/unix/tcp.c": (),
+        "src/win/tcp.c": port,
+        "src/win/winapi.c": (),
+        "net/fd_unix.go": (),
+        "net/fd_windows.go": port,
+        "net/pipe_windows.go": (),
+    }
+    assert demotions_of(platforms, "tcp connect on Windows")["src/win/tcp.c"] == ()
+    assert_first(platforms, query, "src/unix/tcp.c", "src/win/tcp.c")
 
 
 def test_demotions_multiply_and_are_named():
