@@ -101,7 +101,6 @@ FILE_AGREEMENT = 0.5
 PATH_BONUS = 1.0
 #: A path matching fewer than this share of the question's words gains nothing.
 PATH_MIN_SHARE = 0.10
-EMPTY_INITIALS: Mapping[str, frozenset[str]] = MappingProxyType({})
 #: Further bonus, in units of the best fused score, for a file whose name the question spells
 #: whole (every word of the name agrees with a question word).
 FILE_NAME_BONUS = 0.2
@@ -135,6 +134,8 @@ _TEST_FILE = re.compile(
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
+#: No initials: what `initialisms` finds in a question without runs of words.
+EMPTY_INITIALS: Mapping[str, frozenset[str]] = MappingProxyType({})
 _CAMEL_IN_SENTENCE = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 _QUALIFIERS = re.compile(r"::|\\|->|\.|#")
 
@@ -210,8 +211,7 @@ def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
             continue
         *middle, extension = rest
         if f"{folder}{slash}{first}.{extension}" in paths:
-            words = (w.lower() for part in middle for w in (split_identifier(part) or [part]))
-            found[file_id] = frozenset(w for w in words if len(w) > 1)
+            found[file_id] = frozenset().union(*map(_name_words, middle))
     return found
 
 
@@ -224,10 +224,10 @@ def windows_ports(reader: IndexReader) -> frozenset[int]:
     paths = [info.path for info in reader.files]
     wanted: dict[tuple[str, str], list[int]] = {}  # (parent, rest) -> Windows files
     for file_id, path in enumerate(paths):
-        folders = path.split("/")[:-1]
-        for depth, folder in enumerate(folders):
+        parts = path.split("/")
+        for depth, folder in enumerate(parts[:-1]):
             if folder.lower() in _WINDOWS_FOLDERS:
-                key = ("/".join(folders[:depth]), "/".join(path.split("/")[depth + 1 :]))
+                key = ("/".join(parts[:depth]), "/".join(parts[depth + 1 :]))
                 wanted.setdefault(key, []).append(file_id)
     found: set[int] = set()
     if wanted:
@@ -239,7 +239,7 @@ def windows_ports(reader: IndexReader) -> frozenset[int]:
                 ports = wanted.get(("/".join(parts[:depth]), "/".join(parts[depth + 1 :])))
                 if ports:
                     found.update(ports)
-    by_base: dict[tuple[str, str, str], bool] = {}
+    bases: set[tuple[str, str, str]] = set()  # (folder, base name, extension) of other files
     ported: list[tuple[int, tuple[str, str, str]]] = []
     for file_id, path in enumerate(paths):
         folder, _, name = path.rpartition("/")
@@ -251,8 +251,8 @@ def windows_ports(reader: IndexReader) -> frozenset[int]:
             ported.append((file_id, (folder, windows["base"], extension)))
             continue
         other = _PLATFORM_SUFFIX.fullmatch(stem)
-        by_base[(folder, other["base"] if other else stem, extension)] = True
-    found.update(file_id for file_id, key in ported if key in by_base)
+        bases.add((folder, other["base"] if other else stem, extension))
+    found.update(file_id for file_id, key in ported if key in bases)
     return frozenset(found)
 
 
@@ -350,23 +350,29 @@ def initialisms(query: str) -> dict[str, frozenset[str]]:
     return {short: frozenset(run) for short, run in found.items()}
 
 
+def _name_words(name: str) -> frozenset[str]:
+    """The lower-cased words of an identifier-like name, words of one letter left out."""
+    return frozenset(w for w in (p.lower() for p in (split_identifier(name) or [name])) if len(w) > 1)
+
+
 @lru_cache(maxsize=65536)
 def name_words(path: str) -> frozenset[str]:
-    """The lower-cased words of a file's name without extension (`JsonElement.java`: json,
-    element), words of one letter left out."""
+    """The words of a file's name without extension (`JsonElement.java`: json, element)."""
     name = path.rpartition("/")[2]
-    stem = name.split(".")[0] or name
-    return frozenset(w for w in (p.lower() for p in (split_identifier(stem) or [stem])) if len(w) > 1)
+    return _name_words(name.split(".")[0] or name)
+
+
+def spells(words: frozenset[str], name: frozenset[str], initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS) -> bool:
+    """Whether every word of `name` agrees with one of the question's `words` (as
+    `matched_share` has them agree) or is the initials of a run of them."""
+    rest = frozenset(w for w in name if w not in initials or not (initials[w] & words))
+    return bool(name and words) and (not rest or matched_share(rest, words) == 1.0)
 
 
 def spells_name(words: frozenset[str], path: str, initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS) -> bool:
-    """Whether every word of the file's name agrees with one of the question's `words` (as
-    `matched_share` has them agree) or is the initials of a run of them: the question names the
-    file ("JSON element hierarchy" and JsonElement.java, "the floating window" and float.lua,
-    "file system operations" and fs.c)."""
-    name = name_words(path)
-    rest = frozenset(w for w in name if w not in initials or not (initials[w] & words))
-    return bool(name and words) and (not rest or matched_share(rest, words) == 1.0)
+    """Whether the question spells the file's whole name ("JSON element hierarchy" and
+    JsonElement.java, "the floating window" and float.lua, "file system operations" and fs.c)."""
+    return spells(words, name_words(path), initials)
 
 
 @lru_cache(maxsize=65536)
@@ -664,7 +670,7 @@ class _FileSignals:
         share = matched_share(self.words, path_words(info.path), self.initials) if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
         part = self.parts.get(file_id)
-        unasked_part = part is not None and not (part and self.words and matched_share(part, self.words) == 1.0)
+        unasked_part = part is not None and not spells(self.words, part)
         return Adjustment(
             path=PATH_BONUS * self.best * share if share >= PATH_MIN_SHARE else 0.0,
             file_name=(
