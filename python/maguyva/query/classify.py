@@ -222,7 +222,7 @@ _CODE_LINE = re.compile(
 _CODE_CHARS = re.compile(r"[{;=&|]")
 #: Marks of code in a single line; two different ones make the line a snippet.
 _CODE_MARKS = re.compile(
-    r"(?P<block>\{[^{}]*[^\s{}][^{}]*\})|(?P<semi>;\s*\S|;\s*$)|(?P<arrow>=>)|(?P<walrus>:=)"
+    r"(?P<block>\{\s*[^\s{}][^{}]*\})|(?P<semi>;\s*\S|;\s*$)|(?P<arrow>=>)|(?P<walrus>:=)"
     r"|(?P<compare>===?|!==?)|(?P<logic>&&|\|\|)|(?P<update>[-+*/]=|\w\+\+|\w--)"
     r"|(?P<cstyle>\b(?:if|for|while|switch|catch)\s*\()"
 )
@@ -458,10 +458,33 @@ def _is_code_name(text: str) -> bool:
     """Whether backticked `text` names code (`parse_config`, `Session.request`, `retry()`)
     rather than quoting a literal (`Cargo.toml`, `rate limit exceeded`)."""
     return _BARE_NAME.fullmatch(text) is not None and _is_identifier(text.removesuffix("()"))
-_EXCEPTION = re.compile(
-    r"\b(?:[a-z_][\w]*\.)*(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Panic)"
+
+
+#: An exception's name: `ValueError`, `FooException`, `KeyboardInterrupt`...
+_EXCEPTION_NAME = re.compile(
+    r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Panic)"
     r"|StopIteration|StopAsyncIteration|KeyboardInterrupt|GeneratorExit|SystemExit)\b"
 )
+#: A run of lower-case module names, each followed by a dot (`requests.exceptions.`).
+_MODULE_PATH = re.compile(r"\b(?:[a-z_]\w*\.)+")
+
+
+def _exceptions(text: str) -> Iterator[str]:
+    """The exception names of `text` in order, each with the module path written before it
+    (`requests.exceptions.ConnectionError`), as one pattern (`_MODULE_PATH` repeated zero or
+    more times, then `_EXCEPTION_NAME`) would find them, in linear time. That pattern retries its
+    module path from every dot of a long dotted run that ends in no exception ("a.a.a.a..."), in
+    time quadratic in the run's length. Here each path is read once: a name (it starts with a
+    capital) never sits inside a path, so the path before a name is the one ending where it
+    starts."""
+    names = list(_EXCEPTION_NAME.finditer(text))
+    if not names:
+        return
+    path_start = {m.end(): m.start() for m in _MODULE_PATH.finditer(text)}
+    for m in names:
+        yield text[path_start.get(m.start(), m.start()) : m.end()]
+
+
 _ERROR_CODE = re.compile(r"\b(?:E[A-Z0-9_]{2,}|ERR_[A-Z0-9_]{3,}|E0\d{3})\b")
 _HTTP_STATUS = re.compile(
     r"\b(?:http|status(?:\s+code)?)[\s:/]*(?P<a>[45]\d\d)\b"
@@ -490,7 +513,7 @@ def _literal(text: str, folded: str) -> Classification | None:
     crash = _CRASH.search(folded)
     if crash is not None:
         # In a trace, the last exception named is the one that was raised.
-        names = _EXCEPTION.findall(text)
+        names = list(_exceptions(text))
         return _result("error_token", names[-1] if names else text[crash.start() : crash.end()].rstrip(":"))
     for m in _QUOTED.finditer(text):
         backticked = m["b"]
@@ -500,9 +523,9 @@ def _literal(text: str, folded: str) -> Classification | None:
                 return _result("quoted_string", literal)
         elif backticked.strip() and not _is_code_name(backticked.strip()):
             return _result("quoted_string", backticked)
-    m = _EXCEPTION.search(text)
-    if m is not None:
-        return _result("error_token", m.group(0))
+    name = next(_exceptions(text), None)
+    if name is not None:
+        return _result("error_token", name)
     for m in _ERROR_CODE.finditer(text):
         code = m.group(0)
         if code in _ERRNO_NAMES or code.startswith("ERR_") or code[1] == "0":

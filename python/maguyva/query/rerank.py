@@ -292,9 +292,10 @@ _SHORTEST_STEM_PREFIX = 4
 
 
 @lru_cache(maxsize=65536)
-def _prefixes(words: frozenset[str], shortest: int) -> frozenset[str]:
-    """Every prefix of `shortest`+ letters of `words`."""
-    return frozenset(w[:i] for w in words for i in range(shortest, len(w) + 1))
+def _ordered(words: frozenset[str]) -> tuple[tuple[str, ...], int]:
+    """`words` sorted (the words starting with a prefix are one run of them), and the length of
+    the longest (no longer prefix of a word can be one of them)."""
+    return tuple(sorted(words)), max(map(len, words), default=0)
 
 
 @lru_cache(maxsize=65536)
@@ -304,12 +305,17 @@ def _stems(words: frozenset[str]) -> frozenset[str]:
 
 def _agrees(word: str, words: frozenset[str], shortest: int) -> bool:
     """`word` is one of `words` or a prefix of one, or one of them is a prefix of it (prefixes
-    of `shortest`+ letters)."""
-    return (
-        word in words
-        or (len(word) >= shortest and word in _prefixes(words, shortest))
-        or any(word[:i] in words for i in range(shortest, len(word)))
-    )
+    of `shortest`+ letters). A prefix of one of `words` is found by bisection in the sorted
+    words, and prefixes of `word` are looked up only as long as the longest of `words`: the cost
+    is bounded by the path's words, not by a question word thousands of letters long."""
+    if word in words:
+        return True
+    ordered, longest = _ordered(words)
+    if len(word) >= shortest:
+        at = bisect_left(ordered, word)
+        if at < len(ordered) and ordered[at].startswith(word):
+            return True
+    return any(word[:i] in words for i in range(shortest, min(len(word), longest + 1)))
 
 
 def matched_share(
@@ -395,6 +401,8 @@ class PathVocabulary:
                 files_of.setdefault(word, []).append(file_id)
         self._files_of = {word: np.asarray(ids, dtype=np.int64) for word, ids in files_of.items()}
         self._sorted = sorted(files_of)
+        #: No prefix of a question word longer than this is a path word.
+        self._longest = max(map(len, files_of), default=0)
         self._shares: dict[str, float] = {}
 
     def share(self, word: str) -> float:
@@ -408,7 +416,7 @@ class PathVocabulary:
         while at < len(self._sorted) and self._sorted[at].startswith(word):
             on[self._files_of[self._sorted[at]]] = True
             at += 1
-        for i in range(_SHORTEST_PREFIX, len(word)):
+        for i in range(_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
             ids = self._files_of.get(word[:i])
             if ids is not None:
                 on[ids] = True

@@ -563,6 +563,8 @@ class WordIndex:
         #: Words of names, sorted, for prefix expansion.
         self.name_vocabulary = sorted(table.by_word)
         self._name_set = frozenset(table.by_word)
+        #: No prefix of a question word longer than this is a name word.
+        self._longest_name = max(map(len, self._name_set), default=0)
         self.count = table.count
         self.kind_codes = table.kind_codes
         self.kind_code = table.kind_code
@@ -580,10 +582,12 @@ class WordIndex:
 
     def expansions(self, word: str) -> list[str]:
         """Name words that `word` is a prefix of, or that are prefixes of it (at least
-        _MIN_PREFIX letters), at most _MAX_EXPANSIONS, shortest first."""
+        _MIN_PREFIX letters), at most _MAX_EXPANSIONS, shortest first. Linear in the length of
+        `word`: its prefixes are looked up only as long as the longest name word."""
         if len(word) < _MIN_PREFIX:
             return []
-        found = [word[:k] for k in range(_MIN_PREFIX, len(word)) if word[:k] in self._name_set]
+        longest = min(len(word), self._longest_name + 1)
+        found = [word[:k] for k in range(_MIN_PREFIX, longest) if word[:k] in self._name_set]
         start = bisect.bisect_right(self.name_vocabulary, word)
         longer: list[str] = []
         for candidate in self.name_vocabulary[start:]:
