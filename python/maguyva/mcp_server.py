@@ -38,7 +38,7 @@ from maguyva._core import CorruptIndexError
 from maguyva.corpus import Corpus, CorpusResponse, RequestError
 from maguyva.embed import EmbeddingError
 from maguyva.index.store import IndexStoreError
-from maguyva.query.intents import INTENTS, MODALITIES, PRESETS
+from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, MODALITIES, PRESETS
 from maguyva.repository import Refresh, Repository
 
 logger = logging.getLogger("maguyva.mcp")
@@ -172,7 +172,7 @@ def _graph_walk_input(symbol: str, depth_default: int, depth: str) -> dict[str, 
     """The input schema of a walk of the graph from a symbol (callers, impact)."""
     return _object(
         {
-            "symbol": {"type": "string", "minLength": 1, "description": symbol},
+            "symbol": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": symbol},
             "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": depth_default,
                       "description": depth},
             "repo": _REPO,
@@ -380,8 +380,9 @@ TOOLS: dict[str, Tool] = {
             "are re-indexed before answering. Use this first; read only the lines you need.",
             _object(
                 {
-                    "query": {"type": "string", "minLength": 1,
-                              "description": "The question, a name, a \"quoted string\" or a snippet."},
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                              "description": "The question, a name, a \"quoted string\" or a snippet "
+                              f"(at most {MAX_QUERY_CHARS:,} characters)."},
                     "repo": _REPO,
                     "top_k": _TOP_K,
                     "preset": _PRESET,
@@ -402,7 +403,8 @@ TOOLS: dict[str, Tool] = {
             f"(at most {MAX_SYMBOLS}).",
             _object(
                 {
-                    "name": {"type": "string", "minLength": 1, "description": "A name, possibly qualified."},
+                    "name": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                             "description": "A name, possibly qualified."},
                     "kind": {"type": "string", "enum": list(navigate.KINDS),
                              "description": "Only definitions of this kind and its family (function finds "
                              "methods, class finds structs and interfaces)."},
@@ -478,7 +480,8 @@ TOOLS: dict[str, Tool] = {
             "or absolute inside one. The answer has search's shape, with the `source` chunk first.",
             _object(
                 {
-                    "path": {"type": "string", "minLength": 1, "description": "A file of a served repository."},
+                    "path": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                             "description": "A file of a served repository."},
                     "line": {"type": "integer", "minimum": 1, "description": "1-based line in that file."},
                     "repo": {"type": "string", "description": "The repository `path` is in, when several hold it."},
                     "top_k": _TOP_K,
@@ -580,6 +583,9 @@ def _checked(name: str, value: Any, spec: dict[str, Any]) -> Any:
         return value
     if not isinstance(value, str):
         raise ToolInputError(f"{name} must be a string, not {json.dumps(value)}")
+    longest = spec.get("maxLength")
+    if longest is not None and len(value) > longest:
+        raise ToolInputError(f"the {name} is {len(value):,} characters; the limit is {longest:,}")
     if spec.get("minLength") and not value.strip():
         raise ToolInputError(f"the {name} is empty")
     if "enum" in spec and value not in spec["enum"]:

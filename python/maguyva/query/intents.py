@@ -2,8 +2,8 @@
 
 Everything here is part of the product's design (SPEC §2 and §3): the six intents, the weight
 each intent gives to each retrieval modality, the classifier's rules with their confidences, the
-search presets and the confidence above which a query skips fusion. Code elsewhere reads these
-tables; it does not repeat the numbers.
+search presets, the confidence above which a query skips fusion and the longest query answered.
+Code elsewhere reads these tables; it does not repeat the numbers.
 """
 
 from __future__ import annotations
@@ -134,3 +134,15 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
         "thorough": Preset("thorough", ("semantic", "text", "structural", "graph"), 60),
     }
 )
+
+
+#: The longest query answered, in characters (code points, as Python's `len` and JSON Schema's
+#: `maxLength` count them). Questions, names and literals are short: the longest of the labelled
+#: and benchmark query sets has 176 characters. A task description, a pasted stack trace or a
+#: snippet of a hundred-odd lines fits with room to spare (`find_related` pastes at most 2,000).
+#: Longer text is a file pasted whole or a runaway string: the modalities read only its first
+#: names and words usefully, yet each of them costs time in proportion to it. Every surface
+#: refuses it with one sentence: `Index.search` (and so `maguyva search`) before classifying it,
+#: the MCP tools before touching an index. Up to the limit the cost is linear in the length; a
+#: query of 10,000 characters takes 10 to 130 ms over a small index (benches/query_inputs.py).
+MAX_QUERY_CHARS = 10_000

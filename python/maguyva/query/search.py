@@ -14,7 +14,7 @@ from maguyva.embed import Embedder, make_embedder
 from maguyva.index.reader import IndexReader
 from maguyva.query import route
 from maguyva.query.classify import Classification, classify
-from maguyva.query.intents import ANSWER_SPAN_MODALITY, ONE_RESULT_PER_FILE
+from maguyva.query.intents import ANSWER_SPAN_MODALITY, MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
@@ -35,6 +35,16 @@ SNIPPET_LINES = 8
 #: of 4 threads 2.3-3.4 and 2.8-3.2. Over large indexes the kernels (Hamming scan, trigram
 #: verification) run for milliseconds without the GIL, and running them side by side pays.
 PARALLEL_MIN_CHUNKS = 50_000
+
+
+class QueryTooLongError(ValueError):
+    """A query longer than `MAX_QUERY_CHARS`, refused before any work."""
+
+
+def check_query_length(query: str) -> None:
+    """QueryTooLongError (one sentence) when `query` is longer than `MAX_QUERY_CHARS`."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLongError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
 
 
 class Searcher:
@@ -71,6 +81,7 @@ class Searcher:
             return self._embedder
 
     def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
+        check_query_length(query)
         if not query.strip():
             raise ValueError("the query is empty")
         if top_k < 1:
