@@ -143,9 +143,11 @@ def walk(
     include_hidden: bool = False,
     include_dependency_dirs: bool = False,
     respect_gitignore: bool = True,
+    include_secrets: bool = False,
 ) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
     """The indexable files under `root` as (relative "/"-separated path, size, mtime_ns), sorted
-    by path, and how many were left out by reason ("too_large", "symlink", "unreadable", ...).
+    by path, and how many were left out by reason ("too_large", "symlink", "unreadable",
+    "secret" for files named like keys and credentials unless `include_secrets`, ...).
 
     Honours .gitignore (also without a .git folder), .ignore and .maguyvaignore; never enters
     VCS folders; skips dependency and cache folders unless asked. Raises FileNotFoundError for a

@@ -65,6 +65,8 @@ pub enum SkipReason {
     DependencyDir,
     /// Not a regular file (socket, device, fifo).
     NotAFile,
+    /// Named like a file of keys or credentials (see [`is_secret_name`]); indexed only when asked.
+    Secret,
 }
 
 impl SkipReason {
@@ -78,6 +80,7 @@ impl SkipReason {
             SkipReason::Symlink => "symlink",
             SkipReason::DependencyDir => "dependency_dir",
             SkipReason::NotAFile => "not_a_file",
+            SkipReason::Secret => "secret",
         }
     }
 }
@@ -93,6 +96,9 @@ pub struct WalkOptions {
     pub include_dependency_dirs: bool,
     /// Honour `.gitignore`, `.ignore` and git's exclude files. Default true.
     pub respect_gitignore: bool,
+    /// Index files named like keys and credentials ([`is_secret_name`]). Default false: an
+    /// index is read by agents, and a private key found by a search has leaked.
+    pub include_secrets: bool,
 }
 
 impl Default for WalkOptions {
@@ -102,7 +108,43 @@ impl Default for WalkOptions {
             include_hidden: false,
             include_dependency_dirs: false,
             respect_gitignore: true,
+            include_secrets: false,
         }
+    }
+}
+
+/// File names of private keys and credential stores, compared without case.
+const SECRET_NAMES: &[&str] = &[
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "credentials",
+    "credentials.json",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".htpasswd",
+];
+
+/// Endings of key and certificate-store files, compared without case.
+const SECRET_EXTENSIONS: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "ppk"];
+
+/// True for a file name that holds keys or credentials by convention: SSH private keys
+/// (`id_rsa`, not `id_rsa.pub`), `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`,
+/// `*.ppk`, `credentials` files and the credential stores of npm, pip, netrc, PostgreSQL and git;
+/// `.env` files are hidden and skipped as such.
+pub fn is_secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if SECRET_NAMES.contains(&lower.as_str()) {
+        return true;
+    }
+    match lower.rsplit_once('.') {
+        Some((stem, ext)) => !stem.is_empty() && SECRET_EXTENSIONS.contains(&ext),
+        None => false,
     }
 }
 
@@ -210,6 +252,9 @@ fn classify(root: &Path, entry: std::result::Result<ignore::DirEntry, ignore::Er
         Ok(meta) => meta,
         Err(_) => return Found::Skipped(SkipReason::Vanished),
     };
+    if !options.include_secrets && is_secret_name(&entry.file_name().to_string_lossy()) {
+        return Found::Skipped(SkipReason::Secret);
+    }
     if meta.len() > options.max_file_size {
         return Found::Skipped(SkipReason::TooLarge);
     }
@@ -244,8 +289,9 @@ fn read_one(path: &Path, max_file_size: u64) -> ReadOutcome {
         Err(_) => return ReadOutcome::Skipped(SkipReason::Unreadable),
     };
     let mut bytes = Vec::new();
-    // Read one byte past the limit to notice a file that grew beyond it.
-    if file.take(max_file_size + 1).read_to_end(&mut bytes).is_err() {
+    // Read one byte past the limit to notice a file that grew beyond it (saturating: a limit of
+    // u64::MAX must not wrap to reading nothing).
+    if file.take(max_file_size.saturating_add(1)).read_to_end(&mut bytes).is_err() {
         return ReadOutcome::Skipped(SkipReason::Unreadable);
     }
     if bytes.len() as u64 > max_file_size {
@@ -355,6 +401,21 @@ mod tests {
             ]
         );
         assert_eq!(read_files(dir.path(), &["text.rs".into()], 3), vec![ReadOutcome::Skipped(SkipReason::TooLarge)]);
+    }
+
+    #[test]
+    fn keys_and_credentials_are_left_out_unless_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["deploy/id_rsa", "deploy/id_rsa.pub", "tls/server.PEM", "tls/server.key", "aws/credentials",
+                     "src/keymap.rs", "src/key.rs", "docs/keys.md", ".npmrc"] {
+            write(dir.path(), name, b"text\n");
+        }
+        let report = walk(dir.path(), &WalkOptions { include_hidden: true, ..Default::default() }).unwrap();
+        assert_eq!(paths(&report), vec!["deploy/id_rsa.pub", "docs/keys.md", "src/key.rs", "src/keymap.rs"]);
+        assert_eq!(report.skipped[&SkipReason::Secret], 5);
+        let asked = WalkOptions { include_hidden: true, include_secrets: true, ..Default::default() };
+        assert_eq!(walk(dir.path(), &asked).unwrap().files.len(), 9);
+        assert!(!is_secret_name(".key") && is_secret_name("a.key") && !is_secret_name("id_rsa.pub"));
     }
 
     #[test]

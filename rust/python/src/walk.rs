@@ -36,7 +36,7 @@ fn slash_separated(path: PathBuf) -> OsString {
 /// Walks `root`: returns (files as (relative '/'-separated path, size, mtime_ns) sorted by path,
 /// skipped counts by reason).
 #[pyfunction]
-#[pyo3(signature = (root, max_file_size=1_000_000, include_hidden=false, include_dependency_dirs=false, respect_gitignore=true))]
+#[pyo3(signature = (root, max_file_size=1_000_000, include_hidden=false, include_dependency_dirs=false, respect_gitignore=true, include_secrets=false))]
 fn walk<'py>(
     py: Python<'py>,
     root: PathBuf,
@@ -44,8 +44,10 @@ fn walk<'py>(
     include_hidden: bool,
     include_dependency_dirs: bool,
     respect_gitignore: bool,
+    include_secrets: bool,
 ) -> PyResult<(Files, Bound<'py, PyDict>)> {
-    let options = WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore };
+    let options =
+        WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore, include_secrets };
     let report = py.detach(|| core_walk(&root, &options)).map_err(to_py)?;
     let skipped = PyDict::new(py);
     for (reason, count) in &report.skipped {
