@@ -549,8 +549,10 @@ class _File:
                     end = child.start_byte
                     break
         else:
-            line_end = self.content.find(b"\n", start)
-            end = node.end_byte if line_end < 0 else min(line_end, node.end_byte)
+            # Searched no further than the definition: in a file of one long line, searching to
+            # its end for every definition would cost the square of its length.
+            line_end = self.content.find(b"\n", start, node.end_byte)
+            end = node.end_byte if line_end < 0 else line_end
         return _clean_signature(self.content[start:end].decode("utf-8", errors="replace"))
 
     # documentation
