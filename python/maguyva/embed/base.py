@@ -9,12 +9,15 @@ compared by Hamming distance (`maguyva.hamming_top_k`).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+from maguyva.embed.cache import EmbeddingCacheError
 
 if TYPE_CHECKING:
     from maguyva.embed.cache import EmbeddingCache
@@ -119,6 +122,7 @@ def embed_texts(
     *,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Codes:
     """Codes of `texts` as documents, shaped (len(texts), dims // 8), reusing `cache`.
 
@@ -127,16 +131,20 @@ def embed_texts(
     run keeps everything it finished. `progress(done, total)` is called once after the cache
     look-up and after every batch. Batches follow the embedder's own `split_batches(texts)` when
     it has one (the Voyage embedder sizes them to one API request each), else `batch_size`
-    texts (default: the embedder's `batch_size`, else 256).
+    texts (default: the embedder's `batch_size`, else 256). A cache that fails (disk full, a
+    file it cannot write) is left out for the rest of the run, said once through `warn`.
     """
     total = len(texts)
     width = code_bytes(embedder.dims)
     out = np.zeros((total, width), dtype=np.uint8)
     keys = [text_key(t) for t in texts]
 
-    found = (
-        cache.get_many(embedder.provider, embedder.model, embedder.dims, keys) if cache else {}
-    )
+    found: dict[bytes, bytes] = {}
+    if cache is not None:
+        try:
+            found = cache.get_many(embedder.provider, embedder.model, embedder.dims, keys)
+        except EmbeddingCacheError as err:
+            cache = _without_cache(err, warn)
     # Distinct missing texts, each with every position it occupies.
     pending: dict[bytes, list[int]] = {}
     done = 0
@@ -165,12 +173,15 @@ def embed_texts(
         batch_texts = [miss_texts[j] for j in batch]
         codes = check_codes(embedder, embedder.embed_documents(batch_texts), len(batch_texts))
         if cache is not None:
-            cache.put_many(
-                embedder.provider,
-                embedder.model,
-                embedder.dims,
-                [(miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch)],
-            )
+            try:
+                cache.put_many(
+                    embedder.provider,
+                    embedder.model,
+                    embedder.dims,
+                    [(miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch)],
+                )
+            except EmbeddingCacheError as err:
+                cache = _without_cache(err, warn)
         for n, j in enumerate(batch):
             rows = pending[miss_keys[j]]
             out[rows] = codes[n]
@@ -182,3 +193,11 @@ def embed_texts(
             f"{embedder.provider} embedder batched {done} of {total} texts; some were never sent"
         )
     return out
+
+
+def _without_cache(err: EmbeddingCacheError, warn: Callable[[str], None] | None) -> None:
+    message = f"{err}; embedding without the cache"
+    if warn is not None:
+        warn(message)
+    else:
+        logging.getLogger(__name__).warning("%s", message)

@@ -132,6 +132,8 @@ class EmbeddingCache:
     def _open(self) -> None:
         try:
             self._conn = self._connect()
+        except OSError as err:  # its folder cannot be made (a file is in the way, no space...)
+            raise EmbeddingCacheError(f"{self.path}: cannot open the embedding cache ({err.strerror or err})") from None
         except sqlite3.DatabaseError as err:
             if isinstance(err, sqlite3.OperationalError) and not _is_damage(err):
                 raise EmbeddingCacheError(f"{self.path}: cannot open the embedding cache ({err})")
