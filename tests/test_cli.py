@@ -96,13 +96,15 @@ def test_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
-def test_damaged_index_is_reported_not_a_traceback(repo, capsys):
+def test_damaged_index_is_rebuilt_by_the_search_that_finds_it(repo, capsys):
     assert main(["index", str(repo), "--quiet"]) == 0
+    capsys.readouterr()
     generation = default_index_dir(repo) / (default_index_dir(repo) / "CURRENT").read_text()
     (generation / "text.idx").write_bytes(b"garbage")
-    assert main(["search", "retry", str(repo)]) == 2
-    err = capsys.readouterr().err
-    assert "not a valid maguyva trigram index" in err and "rebuild the index" in err
+    assert main(["search", "retry", str(repo)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("src/retry.py:")
+    assert err.count("\n") == 1 and "text.idx: is damaged" in err and "rebuilt it" in err
 
 
 def test_module_entry_point(repo, tmp_path):

@@ -77,11 +77,20 @@ class Index:
         embedder: str | Embedder = "local",
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         progress: bool | Progress = False,
+        rebuild: bool = False,
+        include_secrets: bool | None = None,
     ) -> Index:
+        """Build the index of the repository at `path`, or bring it up to date (only changed
+        files are parsed and embedded; `rebuild` parses every file again), and open it. Files
+        named like keys and credentials are left out unless `include_secrets` (None: as the
+        index was built before)."""
         root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
         reporter = progress if isinstance(progress, Progress) else Progress(enabled=None if progress else False)
-        summary = build_index(root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter)
+        summary = build_index(
+            root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter, rebuild=rebuild,
+            include_secrets=include_secrets,
+        )
         if isinstance(embedder, str):
             return cls(IndexReader(directory), summary)
         # An embedder object given for the build also embeds the queries: it is already loaded.

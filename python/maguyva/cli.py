@@ -3,21 +3,20 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
-from maguyva._core import CorruptIndexError
-from maguyva.api import Index, repository_root
-from maguyva.corpus import Corpus, CorpusResponse
-from maguyva.embed import EmbeddingError
-from maguyva.index.build import BuildSummary
-from maguyva.index.progress import Progress
-from maguyva.index.store import IndexStoreError
-from maguyva.query.results import Hit
+# Nothing else is imported before `main` runs: every import happens inside it, where Ctrl-C in
+# the first moments of a run exits as quietly as later (a traceback from an interrupted import
+# is what the user would see otherwise). Hence the imports inside the functions below.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import re
+    from collections.abc import Sequence
+
+    from maguyva.corpus import CorpusResponse
+    from maguyva.index.build import BuildSummary
+    from maguyva.query.results import Hit
 
 SNIPPET_LINES = 3
 
@@ -27,30 +26,45 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
     try:
-        return args.run(args)
-    except BrokenPipeError:
-        # The reader went away (`maguyva search ... | head`): not an error worth reporting.
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
-        return 0
-    except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError, EmbeddingError) as err:
-        print(f"maguyva: {err}", file=sys.stderr)
-        return 2
+        args = parser().parse_args(argv)
+        from maguyva._core import CorruptIndexError
+        from maguyva.embed import EmbeddingError
+        from maguyva.index.store import IndexStoreError
+
+        try:
+            return args.run(args)
+        except BrokenPipeError:
+            # The reader went away (`maguyva search ... | head`): not an error worth reporting.
+            import os
+
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
+            return 0
+        except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError, EmbeddingError) as err:
+            print(f"maguyva: {printable(' '.join(str(err).split()))}", file=sys.stderr)
+            return 2
     except KeyboardInterrupt:
         return 130
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
     top = argparse.ArgumentParser(prog="maguyva", description="Search a codebase by asking a question.")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
 
     index = commands.add_parser("index", help="build or rebuild the index of a repository")
     index.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
-    add_index_dir(index)
+    add_index_dir(index, Path)
     index.add_argument("--embedder", choices=["local", "voyage"], default="local",
                        help="embedding provider (default: local, offline; voyage needs VOYAGE_API_KEY)")
-    index.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    index.add_argument("--rebuild", action="store_true",
+                       help="index every file again instead of reusing what is unchanged")
+    index.add_argument("--include-secrets", action="store_true", default=None,
+                       help="also index files named like keys and credentials (id_rsa, *.pem, *.key, .npmrc, "
+                       "credentials...), left out by default; kept for later updates")
+    index.add_argument("--quiet", action="store_true", help="print nothing but errors and warnings")
     index.set_defaults(run=run_index)
 
     search = commands.add_parser(
@@ -68,7 +82,7 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print the response as JSON (stable keys)")
     search.add_argument("--explain", action="store_true",
                         help="show intent, confidence, route and each result's per-modality ranks")
-    add_index_dir(search)
+    add_index_dir(search, Path)
     search.set_defaults(run=run_search)
 
     mcp = commands.add_parser(
@@ -103,21 +117,57 @@ configure an agent (the "mcpServers" entry of Claude Code's .mcp.json, Claude De
 """
 
 
-def add_index_dir(command: argparse.ArgumentParser) -> None:
+def add_index_dir(command: argparse.ArgumentParser, path: type) -> None:
     command.add_argument(
-        "--index-dir", type=Path, help="where the index lives (default: a per-user cache folder)"
+        "--index-dir", type=path, help="where the index lives (default: a per-user cache folder)"
     )
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(printable(message), file=sys.stderr, flush=True)
+
+
+#: What a terminal would act on rather than show: C0 controls but tab, DEL, C1 controls, and
+#: the marks that reorder text (bidirectional overrides and isolates), plus lone surrogates
+#: (bytes of a file name that is not UTF-8).
+_UNPRINTABLE = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+
+
+def printable(text: str) -> str:
+    """`text` safe to write to a terminal: a newline in a file name cannot forge a result line,
+    nor an escape sequence reach the terminal. Each such character is shown escaped (`\\n`,
+    `\\x1b`, `\\u202e`); the bytes of a name that is not UTF-8 as U+FFFD."""
+    import re  # compiled once and cached by `re`
+
+    return re.sub(_UNPRINTABLE, _escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    if char == "\n":
+        return "\\n"
+    if char == "\r":
+        return "\\r"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def run_index(args: argparse.Namespace) -> int:
+    from maguyva.api import Index, repository_root
+
     root = repository_root(args.path)
-    index = Index.build(root, index_dir=args.index_dir, embedder=args.embedder, progress=not args.quiet)
-    if not args.quiet and index.summary is not None:
-        say(describe(index.summary))
+    with Index.build(
+        root, index_dir=args.index_dir, embedder=args.embedder, progress=not args.quiet, rebuild=args.rebuild,
+        include_secrets=args.include_secrets,
+    ) as index:
+        summary = index.summary
+    if summary is not None:
+        for warning in summary.warnings:
+            say(f"maguyva: {warning}")
+        if not args.quiet:
+            say(describe(summary))
     return 0
 
 
@@ -138,11 +188,16 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
     if args.index_dir is not None and len(args.paths) > 1:
         raise UsageError("--index-dir applies to one repository; leave it out to search several")
+    from maguyva.corpus import Corpus
+    from maguyva.index.progress import Progress
+
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
         answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset)
         if args.json:
             # One repository answers in Index.search's shape; several add each result's "repo".
             several = len(corpus.repositories) > 1
+            import json
+
             print(json.dumps(answer.to_dict() if several else answer.response.to_dict(), indent=2))
         else:
             print_response(answer, explain=args.explain, several=len(corpus.repositories) > 1)
@@ -150,6 +205,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    from maguyva.api import repository_root
     from maguyva.mcp_server import serve  # the MCP SDK is imported only to serve
 
     for path in args.paths:
@@ -175,12 +231,14 @@ def print_response(answer: CorpusResponse, explain: bool, several: bool = False)
     if explain:
         subject = f", subject {response.subject!r}" if response.subject else ""
         reindexed = sum(r.build.parsed_files for r in answer.refreshes.values() if r.build is not None)
-        print(
+        print(printable(
             f"intent {response.intent} ({response.confidence:.2f}, rule {response.rule}{subject}); "
             f"route {response.fusion_strategy} over {', '.join(response.modalities_run)}; "
             f"{response.elapsed_ms:.1f} ms; {reindexed} files re-indexed first"
-        )
+        ))
     for refresh in answer.refreshes.values():
+        for warning in refresh.warnings:
+            say(f"maguyva: {warning}")
         if refresh.stale_reason:
             say(f"maguyva: {refresh.stale_reason}")
     if not response.results:
@@ -188,11 +246,11 @@ def print_response(answer: CorpusResponse, explain: bool, several: bool = False)
     for repo, hit in zip(answer.repos, response.results):
         symbol = f"  {hit.symbol}" if hit.symbol else ""
         where = f"{repo}:{hit.path}" if several else hit.path
-        print(f"{where}:{hit.start_line}-{hit.end_line}{symbol}")
+        print(printable(f"{where}:{hit.start_line}-{hit.end_line}{symbol}"))
         if explain:
             print(f"    score {hit.score:.4f} = {explanation(hit)}")
-        for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
-            print(f"    {line[:160]}")
+        for line in hit.snippet.split("\n")[:SNIPPET_LINES]:
+            print(f"    {printable(line[:160])}")
 
 
 if __name__ == "__main__":

@@ -33,10 +33,12 @@ import numpy as np
 from maguyva import navigate
 from maguyva._core import rrf_fuse
 from maguyva.api import Index, repository_root
-from maguyva.embed import Embedder
+from maguyva.embed import Embedder, EmbeddingError
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
+from maguyva.index.freshness import Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
+from maguyva.index.store import IndexStoreError
 from maguyva.query import route
 from maguyva.query.classify import classify
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
@@ -186,6 +188,36 @@ class Corpus:
         outcomes = list(self._pool.map(lambda r: r.refresh(), chosen))
         return {r.name: outcome for r, outcome in zip(chosen, outcomes)}
 
+    def refresh_usable(self, repositories: Sequence[Repository]) -> tuple[list[Repository], dict[str, Refresh]]:
+        """Bring `repositories` up to date and return those that can answer, with what each
+        took. Of several, one whose index can be neither opened nor built (a folder it may not
+        write, a file system error) is left out of the answer with a warning rather than
+        failing the others; when none can answer, the first one's error is raised."""
+        chosen = list(repositories)
+        if len(chosen) == 1:
+            return chosen, {chosen[0].name: chosen[0].refresh()}
+
+        def attempt(r: Repository) -> Refresh | Exception:
+            try:
+                return r.refresh()
+            except (IndexStoreError, OSError, EmbeddingError) as err:
+                return err
+
+        usable: list[Repository] = []
+        refreshes: dict[str, Refresh] = {}
+        failures: list[Exception] = []
+        for r, outcome in zip(chosen, self._pool.map(attempt, chosen)):
+            if isinstance(outcome, Exception):
+                failures.append(outcome)
+                said = " ".join(str(outcome).split()) or type(outcome).__name__
+                refreshes[r.name] = Refresh(time.time(), Changes(), None, 0.0, None, (f"{r.name} left out: {said}",))
+            else:
+                usable.append(r)
+                refreshes[r.name] = outcome
+        if not usable:
+            raise failures[0]
+        return usable, refreshes
+
     @contextmanager
     def opened(self, repositories: Sequence[Repository]) -> Iterator[list[tuple[Repository, Index]]]:
         """The current index of each repository, held open for the block."""
@@ -201,8 +233,7 @@ class Corpus:
         if not query.strip():
             raise RequestError("the query is empty")
         _check_options(top_k, preset)
-        repositories = self.select(repo)
-        refreshes = self.refresh(repositories)
+        repositories, refreshes = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
             return self._answer(opened, query, top_k, preset, refreshes)
 
@@ -213,8 +244,10 @@ class Corpus:
         repository; the location's own chunk is left out."""
         _check_options(top_k, preset)
         owner, relative = self.locate(path, repo)
-        refreshes = self.refresh()
-        with self.opened(self.repositories) as opened:
+        usable, refreshes = self.refresh_usable(self.repositories)
+        if owner not in usable:
+            owner.refresh()  # raises what kept it out
+        with self.opened(usable) as opened:
             index = next(index for r, index in opened if r is owner)
             location = locate_line(owner.name, index, relative, line)
             lines = index.reader.chunk_text(location.chunk).splitlines()[:RELATED_MAX_LINES]
@@ -274,8 +307,7 @@ class Corpus:
             raise RequestError("the name is empty")
         if kind is not None and kind not in navigate.KINDS:
             raise RequestError(f"unknown kind {kind!r}; use one of {', '.join(navigate.KINDS)}")
-        repositories = self.select(repo)
-        self.refresh(repositories)
+        repositories, _ = self.refresh_usable(self.select(repo))
         found: list[tuple[str, navigate.Definition]] = []
         with self.opened(repositories) as opened:
             for r, index in opened:
@@ -308,8 +340,7 @@ class Corpus:
             raise RequestError("the symbol is empty")
         if depth < 1:
             raise RequestError(f"depth must be at least 1, not {depth}")
-        repositories = self.select(repo)
-        self.refresh(repositories)
+        repositories, _ = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
             found = [
                 (r, index, navigate.find_definitions(index.reader, symbol, limit=MAX_SEEDS)) for r, index in opened

@@ -37,7 +37,7 @@ from maguyva import __version__, navigate
 from maguyva._core import CorruptIndexError
 from maguyva.corpus import Corpus, CorpusResponse, RequestError
 from maguyva.embed import EmbeddingError
-from maguyva.index.store import IndexStoreError
+from maguyva.index.store import IndexStoreError, shown_path
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, MODALITIES, PRESETS
 from maguyva.repository import Refresh, Repository
 
@@ -100,8 +100,10 @@ _FRESHNESS = {
         "check_ms": {"type": "number"},
         "reindexed_files": {"type": "integer"},
         "stale": {"type": ["string", "null"], "description": "Why changes may be missing from this answer, else null."},
+        "warnings": {"type": "array", "items": {"type": "string"},
+                     "description": "What else happened on the way (a damaged index rebuilt, a repository left out)."},
     },
-    "required": ["check_ms", "reindexed_files", "stale"],
+    "required": ["check_ms", "reindexed_files", "stale", "warnings"],
 }
 _RESULT = {
     "type": "object",
@@ -343,7 +345,10 @@ def repository_status(repository: Repository) -> dict[str, Any]:
             "languages": dict(sorted(languages.items(), key=lambda item: (-item[1], item[0]))),
             "embedder": f"{embedder['provider']}/{embedder['model']} ({embedder['dims']} bits)",
             "skipped": reader.skipped,
-            "skipped_files": [{"path": p, "reason": reason} for p, reason, _, _ in skipped_files[:MAX_SKIPPED_FILES]],
+            "skipped_files": [
+                {"path": shown_path(p), "reason": reason} for p, reason, _, _ in skipped_files[:MAX_SKIPPED_FILES]
+            ],
+            "secrets_included": meta.get("include_secrets") == "true",
             "fresh": refresh is not None and refresh.stale_reason is None,
             "last_refresh": None if refresh is None else {**refresh.to_dict(), "checked_at": _iso(refresh.checked_at)},
         }
@@ -361,6 +366,7 @@ def freshness(refreshes: Iterable[Refresh]) -> dict[str, Any]:
         "check_ms": round(sum(r.changes.seconds for r in refreshes) * 1e3, 3),
         "reindexed_files": sum(r.build.parsed_files for r in refreshes if r.build is not None),
         "stale": "; ".join(stale) if stale else None,
+        "warnings": [w for r in refreshes for w in r.warnings],
     }
 
 
@@ -529,12 +535,15 @@ TOOLS: dict[str, Tool] = {
                             "properties": {"path": {"type": "string"}, "reason": {"type": "string"}},
                             "required": ["path", "reason"],
                         }},
+                        "secrets_included": {"type": "boolean", "description": (
+                            "Whether files named like keys and credentials (id_rsa, *.pem, *.key, .npmrc, "
+                            "credentials...) are indexed; left out by default and counted under skipped.secret.")},
                         "fresh": {"type": "boolean"},
                         "last_refresh": {"type": ["object", "null"]},
                     },
                     "required": ["name", "root", "index_dir", "generation", "built_at", "age_seconds", "files",
                                  "chunks", "symbols", "edges", "languages", "embedder", "skipped",
-                                 "skipped_files", "fresh", "last_refresh"],
+                                 "skipped_files", "secrets_included", "fresh", "last_refresh"],
                 }}},
                 ["repositories"],
             ),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maguyva.api import Index, repository_root
-from maguyva.embed import Embedder, make_embedder
+from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.index import store
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
 from maguyva.index.freshness import Changes
@@ -55,6 +55,9 @@ class Refresh:
     seconds: float
     #: Why the answer may not reflect the latest changes, else None.
     stale_reason: str | None = None
+    #: What else the user should know (a damaged index rebuilt, a cache left out), one
+    #: sentence each.
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -64,6 +67,7 @@ class Refresh:
             "reindexed_files": self.build.parsed_files if self.build else 0,
             "refresh_ms": round(self.seconds * 1e3, 3),
             "stale": self.stale_reason,
+            "warnings": list(self.warnings),
         }
 
 
@@ -126,14 +130,21 @@ class Repository:
             checking_from = time.monotonic()
             started = time.perf_counter()
             build = None
+            warnings: list[str] = []
             if self._current is None:
-                build = self._open_or_build()
+                build = self._open_or_build(warnings)
             assert self._current is not None
             changes = self._current.index.changes()
             stale_reason = None
             if changes.stale:
                 build, stale_reason = self._rebuild()
-            refresh = Refresh(time.time(), changes, build, time.perf_counter() - started, stale_reason)
+            if build is not None:
+                # A repair already said is not said again by the build that made it.
+                said = {w.split("; ")[0] for w in warnings}
+                warnings.extend(w for w in build.warnings if w.split("; ")[0] not in said)
+            refresh = Refresh(
+                time.time(), changes, build, time.perf_counter() - started, stale_reason, tuple(warnings)
+            )
             # Recorded only on success: a failed check answers no one.
             self.last_refresh, self._checked_from = refresh, checking_from
             return refresh
@@ -182,8 +193,9 @@ class Repository:
     def _open(self) -> Index:
         return Index(IndexReader(self.index_dir), embedder=self.embedder)
 
-    def _open_or_build(self) -> BuildSummary | None:
-        """Open the published index; build one first when there is none."""
+    def _open_or_build(self, warnings: list[str]) -> BuildSummary | None:
+        """Open the published index; build one first when there is none, or when the one
+        there is damaged or of another format version (said in `warnings`)."""
         deadline = time.monotonic() + self.lock_wait
         delay = _LOCK_POLL_FIRST
         while True:
@@ -192,6 +204,11 @@ class Repository:
                 return None
             except store.IndexNotFoundError:
                 pass
+            except store.IndexFormatError as err:
+                # Damaged, or of another format version: the build below replaces it (it
+                # checks what it could reuse and indexes the rest again).
+                if err.problem not in " ".join(warnings):
+                    warnings.append(f"{err.problem}; rebuilt it")
             try:
                 summary = self._build()
                 self._install(self._open())
@@ -220,6 +237,10 @@ class Repository:
                     )
                 time.sleep(delay)
                 delay = min(2 * delay, _LOCK_POLL_MAX)
+            except (store.IndexWriteError, EmbeddingError) as err:
+                # Disk full, a read-only index folder, an embedder that cannot answer: the index
+                # as it was still answers, and the next question tries again.
+                return None, f"could not re-index {self.name} ({_one_line(err)}); answered from the index as it was"
         self._install(self._open())
         return summary, None
 
@@ -248,17 +269,22 @@ class Repository:
         if not isinstance(self._provider, str):
             return self._provider
         try:  # the metadata alone: opening the whole index only for this would be wasted
-            db = store.open_database(store.current_generation(self.index_dir))
+            pinned = store.PinnedGeneration.open(self.index_dir)
         except store.IndexStoreError:
             return shared_embedder(self._provider)
         try:
-            identity = json.loads(store.read_meta(db)["embedder"])
-        except (KeyError, ValueError, sqlite3.DatabaseError):
+            db = store.open_database(pinned.path)
+            try:
+                identity = json.loads(store.read_meta(db)["embedder"])
+            finally:
+                db.close()
+            provider = str(identity["provider"])
+            dims = None if provider == "local" else int(identity["dims"])
+        except (store.IndexStoreError, KeyError, ValueError, TypeError, sqlite3.DatabaseError):
             return shared_embedder(self._provider)
         finally:
-            db.close()
-        dims = None if identity["provider"] == "local" else int(identity["dims"])
-        return shared_embedder(str(identity["provider"]), dims)
+            pinned.close()
+        return shared_embedder(provider, dims)
 
     def __repr__(self) -> str:
         return f"Repository(name={self.name!r}, root={str(self.root)!r})"
@@ -276,3 +302,7 @@ def shared_embedder(provider: str, dims: int | None = None) -> Embedder:
         if key not in _embedders:
             _embedders[key] = make_embedder(provider, **({} if dims is None else {"dims": dims}))
         return _embedders[key]
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__

@@ -23,13 +23,17 @@ from typing import NamedTuple
 import numpy as np
 
 from maguyva._core import TrigramIndex, read_files, walk
-from maguyva.embed import Embedder, EmbeddingCache, embed_texts, make_embedder
+from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, make_embedder
 from maguyva.index import graph, store
+from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, parse_file
 from maguyva.index.progress import Progress, Silent
 
 DEFAULT_MAX_FILE_SIZE = 1_000_000
+#: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
+#: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
+EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
 
 
 @dataclass(slots=True)
@@ -75,6 +79,9 @@ class BuildSummary:
     seconds: float
     index_bytes: int = 0
     stages: dict[str, float] = field(default_factory=dict)
+    #: What the user should know about how it went (a damaged index rebuilt in full, an
+    #: embedding cache left out), one sentence each.
+    warnings: tuple[str, ...] = ()
 
 
 def build_index(
@@ -84,8 +91,17 @@ def build_index(
     embedder: str | Embedder = "local",
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     progress: Progress | None = None,
+    rebuild: bool = False,
+    include_secrets: bool | None = None,
 ) -> BuildSummary:
-    """Build or update the index of the repository at `root`; return what was done."""
+    """Build or update the index of the repository at `root`; return what was done.
+
+    `rebuild` parses every file again instead of reusing the previous generation's records
+    (embeddings still come from the cache). A previous generation that fails its checksums is
+    not reused either: the build is a full one, and says so in `warnings`. A build that cannot
+    write (disk full, read-only folder) raises `IndexWriteError` and leaves the published index
+    as it was. Files named like keys and credentials (`id_rsa`, `*.pem`, `.npmrc`...) are left out
+    unless `include_secrets`; None keeps what the index was built with (False for a new one)."""
     started = time.perf_counter()
     root = root.resolve()
     if not root.is_dir():
@@ -94,13 +110,16 @@ def build_index(
     progress = progress or Silent()
     model = make_embedder(embedder) if isinstance(embedder, str) else embedder
     stages: dict[str, float] = {}
+    warnings: list[str] = []
     with store.build_lock(index_dir):
         clock = time.perf_counter()
-        previous = load_previous_records(index_dir, model)
+        previous = {} if rebuild else load_previous_records(index_dir, model, warnings)
         # Taken before the walk: a file modified after this instant may have changed after
         # its stat was taken, so the freshness check hashes it (see index/freshness.py).
         walked_at_ns = time.time_ns()
-        walked, walk_skipped = walk(root, max_file_size=max_file_size)
+        if include_secrets is None:
+            include_secrets = previous_walk_option(index_dir, "include_secrets", False)
+        walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
@@ -111,21 +130,29 @@ def build_index(
         stages["parse"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        embedded = embed_missing(records, texts, model, progress)
+        embedded = embed_missing(records, texts, model, progress, warnings)
         stages["embed"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        generation = store.new_generation(index_dir)
+        walk_state = {
+            "walked_at_ns": walked_at_ns,
+            "max_file_size": max_file_size,
+            "include_secrets": include_secrets,
+            "skipped_files": [list(f) for f in skipped_files],
+        }
+        generation = None
         try:
-            walk_state = {
-                "walked_at_ns": walked_at_ns,
-                "max_file_size": max_file_size,
-                "skipped_files": [list(f) for f in skipped_files],
-            }
+            # Generations no reader pins any more, and what interrupted builds left.
+            store.collect(index_dir)
+            generation = store.new_generation(index_dir)
             counts = write_generation(generation, root, records, texts, model, dict(+skipped), walk_state)
+            store.seal(generation)
             store.publish(index_dir, generation)
-        except BaseException:
-            shutil.rmtree(generation, ignore_errors=True)
+        except BaseException as err:
+            if generation is not None and _current_name(index_dir) != generation.name:
+                shutil.rmtree(generation, ignore_errors=True)
+            if isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, store.IndexStoreError):
+                raise store.write_error(index_dir, _as_os_error(err)) from err
             raise
         stages["write"] = time.perf_counter() - clock
     progress.finish()
@@ -143,7 +170,42 @@ def build_index(
         seconds=time.perf_counter() - started,
         index_bytes=sum(f.stat().st_size for f in generation.iterdir()),
         stages=stages,
+        warnings=tuple(warnings),
     )
+
+
+def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
+    """A walk option as the published index recorded it (JSON true/false), else `default`."""
+    try:
+        db = store.open_database(store.current_generation(index_dir))
+    except store.IndexStoreError:
+        return default
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.DatabaseError:
+        return default
+    finally:
+        db.close()
+    return default if row is None else row[0] == "true"
+
+
+def _current_name(index_dir: Path) -> str | None:
+    try:
+        return store.read_current(index_dir)
+    except store.IndexStoreError:
+        return None
+
+
+def _as_os_error(err: BaseException) -> OSError:
+    """SQLite reports a full disk as an OperationalError; said as the OSError it is."""
+    if isinstance(err, OSError):
+        return err
+    text = str(err)
+    if "disk is full" in text or "disk I/O" in text:
+        import errno
+
+        return OSError(errno.ENOSPC, "no space left on device")
+    return OSError(None, text)
 
 
 def collect_records(
@@ -185,20 +247,39 @@ def collect_records(
 
 
 def embedding_text(path: str, chunk: Chunk) -> str:
-    """What the embedder sees for a chunk: its path (names carry meaning) and its text."""
-    return f"{path}\n{chunk.text}"
+    """What the embedder sees for a chunk: its path (names carry meaning) and its text, cut at
+    EMBED_MAX_CHARS (a chunk is longer only when one line is: a minified file, a data blob), so
+    an embedder's memory is bounded by chunk size, not by the size of a file's longest line."""
+    return f"{store.shown_path(path)}\n{chunk.text[:EMBED_MAX_CHARS]}"
 
 
-def embed_missing(records: list[FileRecord], texts: list[bytes], model: Embedder, progress: Progress) -> int:
-    """Give every record without codes its chunks' codes; return how many chunks that took."""
+def embed_missing(
+    records: list[FileRecord],
+    texts: list[bytes],
+    model: Embedder,
+    progress: Progress,
+    warnings: list[str] | None = None,
+) -> int:
+    """Give every record without codes its chunks' codes; return how many chunks that took.
+    An embedding cache that cannot be used is left out, with a warning: it saves time, never
+    decides what is indexed."""
     pending = [r for r in records if r.codes is None]
     inputs = [embedding_text(r.path, c) for r in pending for c in r.chunks]
     progress.start("embedding", len(inputs))
-    cache = EmbeddingCache()
+    said = warnings if warnings is not None else []
+    cache: EmbeddingCache | None = None
+    if inputs:
+        try:
+            cache = EmbeddingCache()
+        except EmbeddingCacheError as err:
+            said.append(f"{err}; embedding without the cache")
     try:
-        codes = embed_texts(model, inputs, cache, progress=lambda done, _total: progress.advance(done - progress.done))
+        codes = embed_texts(
+            model, inputs, cache, progress=lambda done, _total: progress.advance(done - progress.done), warn=said.append
+        )
     finally:
-        cache.close()
+        if cache is not None:
+            cache.close()
     start = 0
     for record in pending:
         record.codes = codes[start : start + len(record.chunks)]
@@ -206,17 +287,30 @@ def embed_missing(records: list[FileRecord], texts: list[bytes], model: Embedder
     return len(inputs)
 
 
-def load_previous_records(index_dir: Path, model: Embedder) -> dict[str, FileRecord]:
+def load_previous_records(
+    index_dir: Path, model: Embedder, warnings: list[str] | None = None
+) -> dict[str, FileRecord]:
     """The current generation's records by path, or nothing if there is no usable index.
 
     With another embedder (provider, model or size) nothing is carried over: the stored chunks
     keep no text to embed again from, and a full rebuild is what a model change needs anyway.
     Nor when the files were parsed by another version of the parsing rules (`PARSER_VERSION`).
+    Nor from a damaged generation: its metadata and codes are checked against its manifest
+    first, so damage is never carried into the next one (said in `warnings`).
     """
     try:
         generation = store.current_generation(index_dir)
         db = store.open_database(generation)
-    except store.IndexStoreError:
+    except store.IndexNotFoundError:
+        return {}
+    except store.IndexStoreError as err:
+        _say_damaged(warnings, err)
+        return {}
+    try:
+        store.verify(generation, (store.META, store.CODES))
+    except store.IndexStoreError as err:
+        db.close()
+        _say_damaged(warnings, err)
         return {}
     try:
         meta = store.read_meta(db)
@@ -226,10 +320,17 @@ def load_previous_records(index_dir: Path, model: Embedder) -> dict[str, FileRec
             # Parsed by older rules: every file is parsed again (codes come from the cache).
             return {}
         return _read_records(db, np.load(generation / store.CODES, mmap_mode="r"))
-    except (sqlite3.DatabaseError, OSError, ValueError, KeyError):
+    except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError, SyntaxError) as err:
+        _say_damaged(warnings, store.damaged(generation, f"is damaged ({type(err).__name__})"))
         return {}
     finally:
         db.close()
+
+
+def _say_damaged(warnings: list[str] | None, err: store.IndexStoreError) -> None:
+    if warnings is not None:
+        problem = err.problem if isinstance(err, store.IndexFormatError) else str(err)
+        warnings.append(f"{problem}; every file indexed again")
 
 
 def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRecord]:
@@ -237,7 +338,7 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRe
     for file_id, path, language, size, mtime_ns, digest in db.execute(
         "SELECT id, path, language, size, mtime_ns, sha256 FROM files"
     ):
-        records[file_id] = FileRecord(path, size, mtime_ns, digest, language, [], [], [])
+        records[file_id] = FileRecord(store.path_from_db(path), size, mtime_ns, digest, language, [], [], [])
     chunk_rows: dict[int, list[int]] = {}
     for chunk_id, file_id, start, end, symbol in db.execute(
         "SELECT id, file_id, start_line, end_line, symbol FROM chunks ORDER BY id"
@@ -353,7 +454,8 @@ def _insert_rows(
         file_centrality = float(node_centrality[file_id])
         db.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (file_id, r.path, r.language, r.size, r.mtime_ns, r.sha256, file_centrality, int(node_degree[file_id])),
+            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, file_centrality,
+             int(node_degree[file_id])),
         )
         by_name: dict[str, float] = {}
         for s in r.symbols:

@@ -87,6 +87,8 @@ class FreshnessCheck:
     #: When the build's walk started (time.time_ns()).
     walked_at_ns: int
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: Whether the build walked files named like keys and credentials.
+    include_secrets: bool = False
     #: (size, mtime_ns) of files whose content was found equal to the indexed content since
     #: this generation was built.
     verified: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -103,7 +105,8 @@ class FreshnessCheck:
         else:  # an index built before the walk time was recorded: its end time is later, so safe
             walked_at_ns = int(float(meta.get("built_at", "0")) * 1e9)
         max_file_size = int(meta.get("max_file_size", DEFAULT_MAX_FILE_SIZE))
-        return cls(reader.root, indexed, walked_at_ns, max_file_size)
+        include_secrets = meta.get("include_secrets") == "true"
+        return cls(reader.root, indexed, walked_at_ns, max_file_size, include_secrets)
 
     def check(self) -> Changes:
         """How the repository differs from the index now."""
@@ -121,7 +124,7 @@ class FreshnessCheck:
         return changes
 
     def _compare(self, started: float) -> Changes:
-        walked, _ = walk(self.root, max_file_size=self.max_file_size)
+        walked, _ = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
         indexed, verified = self.indexed, self.verified
         racy_after = self.walked_at_ns - RACY_WINDOW_NS
         added: list[str] = []

@@ -8,7 +8,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, wraps
+from functools import cached_property, lru_cache, partial, wraps
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,39 +36,64 @@ class IndexReader:
 
     def __init__(self, index_dir: Path):
         self.index_dir = index_dir
-        self.generation = store.current_generation(index_dir)
-        self.db = store.open_database(self.generation)
+        # Pinned while this reader is open: a build publishing a newer generation leaves this
+        # one on disk until the reader closes.
+        self._pinned = store.PinnedGeneration.open(index_dir)
+        try:
+            self._load()
+        except BaseException:
+            self._pinned.close()
+            raise
+        #: Byte offsets of the line breaks of recently shown files (bound to the text index, not
+        #: to the reader: a reader no one holds is freed at once, and its pin with it).
+        self._line_breaks = lru_cache(maxsize=256)(partial(_find_line_breaks, self.text))
+
+    def _load(self) -> None:
+        self.generation = generation = self._pinned.path
+        self.db = store.open_database(generation)
         self._db_lock = threading.Lock()
         try:
+            # Every part as written, before any is read: damage is an error, never data.
+            store.verify(generation)
             self.meta = store.read_meta(self.db)
             self.files = [
-                FileInfo(*row)
+                FileInfo(row[0], store.path_from_db(row[1]), *row[2:])
                 for row in self.db.execute("SELECT id, path, language, size, mtime_ns, sha256 FROM files ORDER BY id")
             ]
             rows = self.db.execute(
                 "SELECT file_id, start_line, end_line, symbol, centrality FROM chunks ORDER BY id"
             ).fetchall()
-        except sqlite3.DatabaseError as err:
-            raise store.IndexFormatError(f"{self.generation}: unreadable metadata ({err}); rebuild the index") from None
-        self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
-        self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
-        self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
-        self.chunk_symbol: list[str | None] = [r[3] for r in rows]
-        self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
-        try:
-            self.codes = np.load(self.generation / store.CODES, mmap_mode="r")
-            self.text = TrigramIndex.load(self.generation / store.TEXT_INDEX)
-        except (OSError, ValueError, CorruptIndexError) as err:
-            raise store.IndexFormatError(f"{self.generation}: {err}; rebuild the index") from None
-        if self.codes.ndim != 2 or self.codes.shape[0] != len(rows) or self.text.doc_count != len(self.files):
-            raise store.IndexFormatError(f"{self.generation}: files of the index disagree; rebuild the index")
-        #: Byte offsets of the line breaks of recently shown files.
-        self._line_breaks = lru_cache(maxsize=256)(self._find_line_breaks)
+            self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
+            self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
+            self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
+            self.chunk_symbol: list[str | None] = [r[3] for r in rows]
+            self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
+            self.codes = np.load(generation / store.CODES, mmap_mode="r", allow_pickle=False)
+            self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
+        except store.IndexStoreError:
+            self.db.close()
+            raise
+        except (sqlite3.Error, CorruptIndexError, OSError, ValueError, TypeError, EOFError, SyntaxError) as err:
+            # Unreachable for a generation its manifest vouches for, short of damage after it
+            # was checked; reported the same way.
+            self.db.close()
+            raise store.damaged(generation, f"is damaged ({type(err).__name__}: {err})") from None
+        if (
+            self.codes.ndim != 2
+            or self.codes.dtype != np.uint8
+            or self.codes.shape[0] != len(rows)
+            or self.text.doc_count != len(self.files)
+        ):
+            self.db.close()
+            raise store.damaged(generation, "is damaged (its files disagree)")
 
     def sql(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         """Rows of a read-only statement; one thread at a time uses the connection."""
         with self._db_lock:
-            return self.db.execute(statement, parameters).fetchall()
+            try:
+                return self.db.execute(statement, parameters).fetchall()
+            except sqlite3.DatabaseError as err:
+                raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
 
     @property
     def root(self) -> Path:
@@ -103,9 +128,6 @@ class IndexReader:
             last_byte = int(breaks[last - 1]) if last - 1 < len(breaks) else len(data)
             parts = data[first_byte:last_byte].split(b"\n")
         return [p.decode("utf-8", errors="replace").rstrip("\r") for p in parts]
-
-    def _find_line_breaks(self, file_id: int) -> np.ndarray:
-        return np.flatnonzero(np.frombuffer(self.text.doc_bytes(file_id), dtype=np.uint8) == 10)
 
     def chunk_text(self, chunk_id: int) -> str:
         lines = self.file_lines(int(self.chunk_file[chunk_id]))
@@ -226,6 +248,11 @@ class IndexReader:
     def close(self) -> None:
         with self._db_lock:
             self.db.close()
+        self._pinned.close()
+
+
+def _find_line_breaks(text: TrigramIndex, file_id: int) -> np.ndarray:
+    return np.flatnonzero(np.frombuffer(text.doc_bytes(file_id), dtype=np.uint8) == 10)
 
 
 _Derived = TypeVar("_Derived")

@@ -5,14 +5,19 @@ An index is a folder:
     LOCK            held (flock) by the one process building the index
     CURRENT         the name of the published generation, replaced atomically
     gen-000007/     one immutable generation:
+        READERS         held shared (flock) by every process reading this generation
         meta.sqlite     files, chunks, symbols, references, graph edges, centrality
         text.idx        the trigram index over file contents (its own checksummed format)
         codes.npy       packed binary embeddings, one row per chunk (memory-mapped when read)
+        MANIFEST        size and SHA-256 of each file above, written last
 
-A build writes a whole new generation beside the current one, then swaps CURRENT; a crash or
-Ctrl-C at any point leaves the previous generation published and intact. Readers open the
-generation named by CURRENT and are unaffected by later builds. The layout is versioned:
-a folder of another version is reported, with the advice to rebuild, never misread.
+A build writes a whole new generation beside the current one, flushes it to disk, then swaps
+CURRENT; a crash or Ctrl-C at any point leaves the previous generation published and intact.
+Readers pin the generation they open (a shared lock on its READERS file), and a build deletes an
+older generation only once it can lock that file exclusively, so a reader never sees its files
+vanish. Every part is checked against MANIFEST when a generation is opened or reused, so damage
+is reported (and rebuilt by the next build), never read as data. The layout is versioned: a
+folder of another version is reported, with the advice to rebuild, never misread.
 """
 
 from __future__ import annotations
@@ -25,17 +30,24 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
+READERS = "READERS"
 META = "meta.sqlite"
 TEXT_INDEX = "text.idx"
 CODES = "codes.npy"
+MANIFEST = "MANIFEST"
+#: The parts of a generation that MANIFEST vouches for.
+PARTS = (META, TEXT_INDEX, CODES)
+#: How often opening retries when the generation it read from CURRENT was replaced meanwhile.
+_OPEN_ATTEMPTS = 50
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -105,9 +117,30 @@ class IndexNotFoundError(IndexStoreError, FileNotFoundError):
 class IndexFormatError(IndexStoreError):
     """An index exists but cannot be read: another format version, or damaged files."""
 
+    def __init__(self, problem: str, remedy: str = "`maguyva index` rebuilds it"):
+        super().__init__(f"{problem}; {remedy}" if remedy else problem)
+        #: What is wrong, without the remedy (a build that repairs it says what it repaired).
+        self.problem = problem
+
 
 class IndexLockedError(IndexStoreError):
     """Another process is building this index."""
+
+
+class IndexWriteError(IndexStoreError, OSError):
+    """A build could not write its new generation (disk full, read-only folder...); the
+    published index is unchanged."""
+
+
+def write_error(index_dir: Path, err: OSError) -> IndexWriteError:
+    """The one error for a build that cannot write, saying that nothing published changed."""
+    reason = err.strerror or type(err).__name__
+    return IndexWriteError(f"cannot write the index in {index_dir}: {reason}; the index there is unchanged")
+
+
+def damaged(where: Path, what: str) -> IndexFormatError:
+    """The one error for a damaged part of an index, with the way to repair it."""
+    return IndexFormatError(f"{where}: {what}")
 
 
 def cache_home() -> Path:
@@ -143,39 +176,251 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def current_generation(index_dir: Path) -> Path:
-    """The published generation folder; IndexNotFoundError if none is published."""
+def read_current(index_dir: Path) -> str:
+    """The generation name CURRENT holds; IndexNotFoundError if there is none."""
+    path = index_dir / CURRENT
     try:
-        name = (index_dir / CURRENT).read_text().strip()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise IndexNotFoundError(f"no maguyva index in {index_dir}") from None
-    generation = index_dir / name
-    if not name.startswith("gen-") or "/" in name or not generation.is_dir():
-        raise IndexFormatError(f"{index_dir}: CURRENT names a missing generation {name!r}; rebuild the index")
+    except NotADirectoryError:
+        raise IndexNotFoundError(f"no maguyva index in {index_dir} (not a folder)") from None
+    except IsADirectoryError:
+        raise damaged(path, "is a folder, not the name of a generation") from None
+    try:
+        name = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise damaged(path, "is damaged (not the name of a generation)") from None
+    if not _is_generation_name(name):
+        raise damaged(path, f"is damaged (names {name[:40]!r}, not a generation)")
+    return name
+
+
+def _is_generation_name(name: str) -> bool:
+    return name.startswith("gen-") and name[4:].isdigit() and len(name) <= 16
+
+
+def current_generation(index_dir: Path) -> Path:
+    """The published generation folder; IndexNotFoundError if none is published. Does not pin
+    it: a reader uses `PinnedGeneration.open`."""
+    generation = index_dir / read_current(index_dir)
+    if not generation.is_dir():
+        raise damaged(index_dir / CURRENT, f"names a missing generation {generation.name!r}")
     return generation
+
+
+class PinnedGeneration:
+    """The published generation, pinned for as long as this object is open: a build publishing
+    a newer one leaves this one on disk until it is closed."""
+
+    def __init__(self, path: Path, pin: int | None):
+        self.path = path
+        # Released when closed, or when the object is collected unclosed.
+        self._release = weakref.finalize(self, os.close, pin) if pin is not None else None
+
+    @classmethod
+    def open(cls, index_dir: Path) -> PinnedGeneration:
+        """Pin the generation CURRENT names. A build may publish another and collect this one
+        between the reading of CURRENT and the lock; then CURRENT is read again."""
+        for _ in range(_OPEN_ATTEMPTS):
+            generation = index_dir / read_current(index_dir)
+            pin = _pin_shared(generation / READERS)
+            if pin is not None:
+                return cls(generation, pin)
+            if read_current(index_dir) != generation.name:
+                continue  # replaced meanwhile: pin the new one
+            if generation.is_dir() and not (generation / READERS).exists():
+                return cls(generation, None)  # a layout older than pins: its meta says which
+            raise damaged(index_dir / CURRENT, f"names a missing generation {generation.name!r}")
+        raise IndexLockedError(f"{index_dir}: the index kept changing while it was opened; try again")
+
+    def close(self) -> None:
+        if self._release is not None:
+            self._release()  # closing the descriptor releases the shared lock
+
+    def __enter__(self) -> PinnedGeneration:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pin_shared(path: Path) -> int | None:
+    """A descriptor of `path` holding a shared lock, or None when the file is gone (or was
+    collected while the lock was awaited)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        _flock(fd, shared=True, wait=True)
+        # A build collecting the generation locks the same file exclusively and then renames
+        # the folder away: a pin taken after that holds a file no longer at `path`.
+        if not _same_file(fd, path):
+            os.close(fd)
+            return None
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _flock(fd: int, *, shared: bool, wait: bool) -> bool:
+    """Lock `fd`; False when `wait` is off and another process holds a conflicting lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: files in use cannot be deleted anyway
+        return True
+    flags = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, flags)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def new_generation(index_dir: Path) -> Path:
-    """A fresh, empty generation folder numbered after every existing one."""
+    """A fresh, empty generation folder numbered after every existing one, with its READERS
+    file (a reader can pin it as soon as it is published)."""
     numbers = [int(p.name[4:]) for p in index_dir.glob("gen-*") if p.name[4:].isdigit()]
     generation = index_dir / f"gen-{max(numbers, default=0) + 1:06d}"
     generation.mkdir(parents=True)
+    (generation / READERS).touch()
     return generation
 
 
+def seal(generation: Path) -> None:
+    """Flush every part of a finished generation to disk and write its MANIFEST, last."""
+    parts = {}
+    for name in PARTS:
+        path = generation / name
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
+            parts[name] = {"size": os.fstat(handle.fileno()).st_size, "sha256": _sha256(handle)}
+    write_atomically(generation / MANIFEST, json.dumps({"format_version": FORMAT_VERSION, "parts": parts}).encode())
+    _fsync_folder(generation)
+
+
+def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:
+    """Check `parts` of a generation against its MANIFEST; IndexFormatError naming the first
+    that differs. text.idx carries its own checksum, which loading it checks too."""
+    manifest_path = generation / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_bytes())
+        recorded = manifest["parts"]
+        if not isinstance(recorded, dict):
+            raise TypeError("parts is not an object")
+    except FileNotFoundError:
+        raise damaged(manifest_path, "is missing") from None
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise damaged(manifest_path, f"is damaged ({type(err).__name__})") from None
+    for name in parts:
+        path = generation / name
+        entry = recorded.get(name)
+        if not isinstance(entry, dict):
+            raise damaged(manifest_path, f"does not list {name}")
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size != entry.get("size"):
+                    raise damaged(path, f"is damaged ({size} bytes, {entry.get('size')} written)")
+                if _sha256(handle) != entry.get("sha256"):
+                    raise damaged(path, "is damaged (its SHA-256 differs from the one written)")
+        except FileNotFoundError:
+            raise damaged(path, "is missing") from None
+        except IsADirectoryError:
+            raise damaged(path, "is a folder") from None
+
+
+def _sha256(handle: object) -> str:
+    handle.seek(0)  # type: ignore[attr-defined]
+    return hashlib.file_digest(handle, "sha256").hexdigest()  # type: ignore[arg-type]
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable; a no-op where folders cannot be
+    opened (Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
+        pass
+    finally:
+        os.close(fd)
+
+
 def publish(index_dir: Path, generation: Path) -> None:
-    """Make `generation` the current one, then remove the generations no longer named."""
+    """Make the sealed `generation` the current one, then collect the generations no longer
+    named that no reader pins."""
     write_atomically(index_dir / CURRENT, generation.name.encode())
-    for old in index_dir.glob("gen-*"):
-        if old != generation:
-            shutil.rmtree(old, ignore_errors=True)
+    _fsync_folder(index_dir)
+    collect(index_dir)
+
+
+def collect(index_dir: Path) -> None:
+    """Delete what no reader can need: generations other than the published one that no
+    reader pins, and temporary files of interrupted builds. Called with the build lock held."""
+    try:
+        current = read_current(index_dir)
+    except IndexStoreError:
+        current = None  # nothing readable is published: only unfinished work to clear
+    for entry in index_dir.iterdir():
+        name = entry.name
+        if name.startswith(f".{CURRENT}.") or name.startswith(".trash-"):
+            _remove(entry)
+        elif name.startswith("gen-") and name != current and entry.is_dir() and not entry.is_symlink():
+            _collect_generation(entry)
+
+
+def _collect_generation(generation: Path) -> None:
+    try:
+        fd = os.open(generation / READERS, os.O_RDONLY)
+    except FileNotFoundError:
+        fd = None  # interrupted before it had one, or of a layout older than pins
+    try:
+        if fd is not None and not _flock(fd, shared=False, wait=False):
+            return  # a reader still uses it: the next build collects it
+        # Renamed away before deleting: a reader that opened READERS before the exclusive lock
+        # finds the file gone from its path once it gets its shared one, and reads CURRENT again.
+        trash = generation.with_name(f".trash-{generation.name}-{os.getpid()}")
+        try:
+            os.replace(generation, trash)
+        except OSError:
+            return
+        _remove(trash)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 @contextlib.contextmanager
 def build_lock(index_dir: Path) -> Iterator[None]:
     """Hold the index's build lock; IndexLockedError at once if another process holds it."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    with open(index_dir / LOCK, "a+") as handle:
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(index_dir / LOCK, "a+")  # noqa: SIM115 - closed by the with below
+    except OSError as err:
+        raise write_error(index_dir, err) from None
+    with handle:
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: msvcrt locks the first byte instead
@@ -197,6 +442,31 @@ def build_lock(index_dir: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+def path_to_db(path: str) -> str | bytes:
+    """A relative path as stored: text, or its bytes when the name is not valid UTF-8 (the
+    walk gives such names as `os.fsdecode` does, with surrogate escapes, which SQLite's text
+    cannot hold)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def shown_path(path: str) -> str:
+    """A path as shown and embedded: bytes of a name that is not valid UTF-8 become U+FFFD."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "replace")
+    return path
+
+
+def path_from_db(value: str | bytes) -> str:
+    """A stored path as the walk gives it (the inverse of `path_to_db`)."""
+    return value if isinstance(value, str) else os.fsdecode(value)
+
+
 def create_database(path: Path) -> sqlite3.Connection:
     """A new, empty metadata database with the current schema."""
     db = sqlite3.connect(path)
@@ -208,18 +478,20 @@ def create_database(path: Path) -> sqlite3.Connection:
 def open_database(generation: Path) -> sqlite3.Connection:
     """The metadata database of a generation, read-only, after checking its format version."""
     path = generation / META
-    if not path.exists():
-        raise IndexFormatError(f"{generation}: {META} is missing; rebuild the index")
+    if not path.is_file():
+        raise damaged(path, "is missing")
+    db = None
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         row = db.execute("SELECT value FROM meta WHERE key = 'format_version'").fetchone()
-    except sqlite3.DatabaseError as err:
-        raise IndexFormatError(f"{path}: unreadable ({err}); rebuild the index") from None
+    except sqlite3.Error as err:
+        if db is not None:
+            db.close()
+        raise damaged(path, f"is unreadable ({err})") from None
     if row is None or row[0] != str(FORMAT_VERSION):
+        db.close()
         found = row[0] if row else "unknown"
-        raise IndexFormatError(
-            f"{generation.parent}: index format {found} is not {FORMAT_VERSION}; rebuild the index"
-        )
+        raise IndexFormatError(f"{generation.parent}: index format {found} is not {FORMAT_VERSION}")
     return db
 
 

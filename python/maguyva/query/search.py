@@ -12,6 +12,7 @@ import numpy as np
 from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
 from maguyva.index.reader import IndexReader
+from maguyva.index.store import shown_path
 from maguyva.query import route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.intents import ANSWER_SPAN_MODALITY, MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
@@ -28,6 +29,8 @@ from maguyva.query.retrievers.text import TextRetriever
 CANDIDATES_PER_RESULT = 5
 MIN_CANDIDATES = 50
 SNIPPET_LINES = 8
+#: Characters of each snippet line shown; a longer line is cut, marked with an ellipsis.
+SNIPPET_LINE_CHARS = 400
 #: The modalities run in parallel over indexes of at least this many chunks. Below it each one
 #: takes a fraction of a millisecond, mostly in Python under the GIL, and handing them to threads
 #: costs more than it saves: over the 400 dev-split queries (repositories of 80 to 10,700 chunks,
@@ -198,13 +201,16 @@ class Searcher:
         start, end = span or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
         lines = reader.lines_between(file_id, start, min(end, start - 1 + SNIPPET_LINES))
         return Hit(
-            path=reader.files[file_id].path,
+            path=shown_path(reader.files[file_id].path),
             start_line=start,
             end_line=end,
             score=score,
             symbol=reader.chunk_symbol[chunk],
             modalities=parts,
-            snippet="\n".join(lines),
+            # A minified or generated file can hold a megabyte on one line: a snippet shows the
+            # start of each line, on every surface.
+            snippet="\n".join(line if len(line) <= SNIPPET_LINE_CHARS else line[:SNIPPET_LINE_CHARS] + "…"
+                               for line in lines),
             chunk=chunk,
             adjustments=adjustment.explain() if adjustment else {},
         )
