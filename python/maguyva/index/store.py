@@ -134,13 +134,13 @@ class IndexWriteError(IndexStoreError, OSError):
 
 def write_error(index_dir: Path, err: OSError) -> IndexWriteError:
     """The one error for a build that cannot write, saying that nothing published changed."""
-    reason = err.strerror or type(err).__name__
+    reason = err.strerror or str(err) or type(err).__name__
     return IndexWriteError(f"cannot write the index in {index_dir}: {reason}; the index there is unchanged")
 
 
 def damaged(where: Path, what: str) -> IndexFormatError:
     """The one error for a damaged part of an index, with the way to repair it."""
-    return IndexFormatError(f"{where}: {what}")
+    return IndexFormatError(f"{where}: {' '.join(what.split())}")  # one line, whatever it quotes
 
 
 def cache_home() -> Path:
@@ -331,9 +331,9 @@ def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:
             with open(path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
                 if size != entry.get("size"):
-                    raise damaged(path, f"is damaged ({size} bytes, {entry.get('size')} written)")
+                    raise damaged(path, f"is damaged ({size} bytes, {entry.get('size')!r} in {MANIFEST})")
                 if _sha256(handle) != entry.get("sha256"):
-                    raise damaged(path, "is damaged (its SHA-256 differs from the one written)")
+                    raise damaged(path, f"is damaged (its SHA-256 differs from the one in {MANIFEST})")
         except FileNotFoundError:
             raise damaged(path, "is missing") from None
         except IsADirectoryError:

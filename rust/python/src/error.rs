@@ -19,10 +19,20 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub(crate) fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
     match err {
-        Error::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-            _ => PyOSError::new_err(message),
+        Error::Io { path, source } => match source.raw_os_error() {
+            // With its errno, Python picks the subclass (ENOSPC, EROFS...) and fills `strerror`
+            // and `filename`, which is what callers report to a user.
+            Some(code) => {
+                let suffix = format!(" (os error {code})");
+                let shown = source.to_string();
+                let strerror = shown.strip_suffix(&suffix).unwrap_or(&shown).to_owned();
+                PyOSError::new_err((code, strerror, path.to_string_lossy().into_owned()))
+            }
+            None => match source.kind() {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                _ => PyOSError::new_err(message),
+            },
         },
         Error::Corrupt { .. } => CorruptIndexError::new_err(message),
         Error::InvalidArgument(_) | Error::RowOutOfRange { .. } | Error::DuplicateDocument(_) => {
