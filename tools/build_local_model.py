@@ -20,6 +20,7 @@ Output, in `python/maguyva/embed/models/<name>/` unless `--out` says otherwise:
     model.safetensors   one float16 tensor "embeddings", shaped (vocabulary, dims)
     tokenizer.json      the tokenizer (BERT WordPiece, lower-casing), without special tokens
     config.json         what `maguyva.embed.local` needs to run the model, and its provenance
+    SHA256SUMS          config.json's SHA-256 (config.json holds the other files' digests)
     LICENSE             the Apache License 2.0, under which the upstream weights are published
     NOTICE              what the files derive from and how they were changed
 
@@ -167,6 +168,8 @@ def build(
         },
     }
     (tmp / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    config_digest = hashlib.sha256((tmp / "config.json").read_bytes()).hexdigest()
+    (tmp / "SHA256SUMS").write_text(f"{config_digest}  config.json\n")
     for path in tmp.iterdir():
         path.chmod(0o644)
     if out_dir.exists():

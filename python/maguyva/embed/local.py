@@ -9,12 +9,15 @@ A model folder holds:
 
     config.json         {"format_version": 1, "name", "dims", "vocab_size", "skip_token_ids",
                          "sha256": {file: digest}, ...}
+    SHA256SUMS          "<digest>  config.json": the config's own checksum, so that damage to
+                        any file (the digests in config.json included) is found at load
     model.safetensors   tensor "embeddings": (vocab_size, dims), float16 or float32
     tokenizer.json      a `tokenizers` tokenizer whose ids index the table's rows
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -31,6 +34,8 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The model `LocalEmbedder()` loads; chosen by `benches/embedders.py` (see benches/README.md).
 DEFAULT_MODEL = "minilm-l6-static-256"
 FORMAT_VERSION = 1
+#: The file holding config.json's SHA-256 (config.json holds those of the other files).
+CHECKSUMS = "SHA256SUMS"
 
 # Texts whose distinct lines are tokenized together.
 _GROUP_TEXTS = 2048
@@ -96,6 +101,35 @@ def _splits_at_newlines(tokenizer: Tokenizer) -> bool:
     return whole == [i for line in lines for i in line.ids]
 
 
+def _checked_config(folder: Path) -> bytes:
+    """config.json's bytes, checked against SHA256SUMS when the folder has one."""
+    config = (folder / "config.json").read_bytes()
+    sums = folder / CHECKSUMS
+    if not sums.exists():
+        return config  # a model made by hand: its config is trusted as it is
+    lines = sums.read_bytes().decode("ascii", "replace").splitlines()
+    recorded = dict(reversed(line.split("  ", 1)) for line in lines if "  " in line)
+    if len(recorded) != len(lines) or recorded.get("config.json") != hashlib.sha256(config).hexdigest():
+        raise EmbeddingError(
+            f"{folder}: damaged local embedding model (config.json and {CHECKSUMS} disagree); reinstall maguyva"
+        )
+    return config
+
+
+def _checked_bytes(folder: Path, name: str, config: dict[str, object]) -> bytes:
+    """A model file's bytes, checked against the SHA-256 its config records (when it records
+    one): a damaged table would embed every text wrongly without any error."""
+    data = (folder / name).read_bytes()
+    digests = config.get("sha256")
+    expected = digests.get(name) if isinstance(digests, dict) else None
+    if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+        raise EmbeddingError(
+            f"{folder / name}: damaged local embedding model (its SHA-256 differs from the one in "
+            "config.json); reinstall maguyva"
+        )
+    return data
+
+
 def available_models() -> list[str]:
     """Names of the models shipped in the package."""
     if not MODELS_DIR.is_dir():
@@ -125,18 +159,22 @@ class LocalEmbedder:
     provider = "local"
 
     def __init__(self, model: str | os.PathLike[str] = DEFAULT_MODEL, *, batch_size: int = 2048):
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load as load_tensors
 
         folder = resolve_model_dir(model)
         try:
-            config = json.loads((folder / "config.json").read_text())
+            config = json.loads(_checked_config(folder))
             if config.get("format_version") != FORMAT_VERSION:
                 raise ValueError(f"format version {config.get('format_version')!r}")
-            table = load_file(str(folder / "model.safetensors"))["embeddings"]
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except Exception as err:  # missing file, bad JSON, bad safetensors or tokenizer
-            raise EmbeddingError(f"{folder}: unreadable local embedding model ({err})") from None
-        dims = int(config["dims"])
+            table = load_tensors(_checked_bytes(folder, "model.safetensors", config))["embeddings"]
+            tokenizer = Tokenizer.from_str(_checked_bytes(folder, "tokenizer.json", config).decode())
+            dims = int(config["dims"])
+            name = str(config["name"])
+            skip = np.asarray(config.get("skip_token_ids", []), dtype=np.int64).reshape(-1)
+        except EmbeddingError:
+            raise
+        except Exception as err:  # missing file or key, bad JSON, bad safetensors or tokenizer
+            raise EmbeddingError(f"{folder}: unreadable local embedding model ({type(err).__name__}: {err})") from None
         if table.ndim != 2 or table.shape[1] != dims or dims % 8:
             raise EmbeddingError(
                 f"{folder}: model table shaped {table.shape}, config says {dims} dimensions"
@@ -154,11 +192,11 @@ class LocalEmbedder:
         self.dims = dims
         digest = str(config.get("sha256", {}).get("model.safetensors", ""))[:8]
         #: Name plus a prefix of the table's hash, so a rebuilt model never reuses cached codes.
-        self.model = f"{config['name']}-{digest}" if digest else str(config["name"])
+        self.model = f"{name}-{digest}" if digest else name
         self.batch_size = batch_size
         self._table = np.ascontiguousarray(table, dtype=np.float32)
         self._tokenizer = tokenizer
-        self._skip = np.asarray(config.get("skip_token_ids", []), dtype=np.int64)
+        self._skip = skip
         self._separator = _pick_separator(tokenizer, set(self._skip.tolist()))
         self._line_wise = _splits_at_newlines(tokenizer)
 
