@@ -26,6 +26,8 @@ from maguyva.index import store
 from maguyva.index.build import build_index, embedding_text
 from maguyva.index.model import Chunk
 
+from indexes import contents, write_tree
+
 #: An invented little project: an inventory service with a ledger and a report.
 TREE = {
     "stock/ledger.py": (
@@ -51,14 +53,6 @@ TREE = {
 }
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.fixture()
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAGUYVA_HOME", str(tmp_path / "home"))
@@ -67,22 +61,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def generation_of(repo: Path) -> Path:
     return store.current_generation(store.default_index_dir(repo))
-
-
-def contents(index_dir: Path) -> dict[str, object]:
-    """What a search could see of an index, minus times."""
-    generation = store.current_generation(index_dir)
-    db = sqlite3.connect(generation / store.META)
-    try:
-        tables = {
-            name: db.execute(f"SELECT * FROM {name} ORDER BY rowid").fetchall()
-            for name in ("chunks", "symbols", "refs", "edges")
-        }
-        tables["files"] = db.execute("SELECT id, path, language, sha256, centrality FROM files").fetchall()
-    finally:
-        db.close()
-    tables["codes"] = np.load(generation / store.CODES).tobytes()
-    return tables
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -50,11 +50,16 @@ class IndexReader:
 
     def _load(self) -> None:
         self.generation = generation = self._pinned.path
+        # Every part as written, before any is read: damage is an error, never data. A folder
+        # without a manifest is checked after its format version, which an older layout fails.
+        manifest_written = (generation / store.MANIFEST).exists()
+        if manifest_written:
+            store.verify(generation)
         self.db = store.open_database(generation)
         self._db_lock = threading.Lock()
         try:
-            # Every part as written, before any is read: damage is an error, never data.
-            store.verify(generation)
+            if not manifest_written:
+                store.verify(generation)
             self.meta = store.read_meta(self.db)
             self.files = [
                 FileInfo(row[0], store.path_from_db(row[1]), *row[2:])
