@@ -193,6 +193,7 @@ def run_search(args: argparse.Namespace) -> int:
 
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
         answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset)
+        say_refresh_warnings(answer)  # on stderr in both forms: --json's stdout stays JSON
         if args.json:
             # One repository answers in Index.search's shape; several add each result's "repo".
             several = len(corpus.repositories) > 1
@@ -226,6 +227,15 @@ def explanation(hit: Hit) -> str:
     return f"({text}) x {' x '.join(factors)}" if factors else text
 
 
+def say_refresh_warnings(answer: CorpusResponse) -> None:
+    """What the refresh before the answer could not do (the answer may be stale), one line each."""
+    for refresh in answer.refreshes.values():
+        for warning in refresh.warnings:
+            say(f"maguyva: {warning}")
+        if refresh.stale_reason:
+            say(f"maguyva: {refresh.stale_reason}")
+
+
 def print_response(answer: CorpusResponse, explain: bool, several: bool = False) -> None:
     response = answer.response
     if explain:
@@ -236,11 +246,6 @@ def print_response(answer: CorpusResponse, explain: bool, several: bool = False)
             f"route {response.fusion_strategy} over {', '.join(response.modalities_run)}; "
             f"{response.elapsed_ms:.1f} ms; {reindexed} files re-indexed first"
         ))
-    for refresh in answer.refreshes.values():
-        for warning in refresh.warnings:
-            say(f"maguyva: {warning}")
-        if refresh.stale_reason:
-            say(f"maguyva: {refresh.stale_reason}")
     if not response.results:
         print("no results")
     for repo, hit in zip(answer.repos, response.results):

@@ -353,10 +353,27 @@ def test_a_read_only_index_folder_still_answers(repo, tmp_path, capsys):
         code, out, err = run_cli(capsys, "search", "shelf_report", str(repo), "--index-dir", str(index_dir))
         assert code == 0 and out.startswith("stock/report.py:")
         assert "Read-only file system" in one_line_error(err) and "answered from the index as it was" in err
+        code, out, err = run_cli(capsys, "search", "shelf_report", str(repo), "--index-dir", str(index_dir), "--json")
+        assert code == 0 and json.loads(out)["results"][0]["path"] == "stock/report.py"
+        assert "answered from the index as it was" in one_line_error(err)
         code, _, err = run_cli(capsys, "index", str(repo), "--index-dir", str(index_dir))
         assert code == 2 and "Read-only file system" in one_line_error(err)
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes whatever the mode bits say")
+def test_an_index_folder_without_write_permission_still_answers(repo, tmp_path, capsys):
+    index_dir = tmp_path / "index"
+    assert run_cli(capsys, "index", str(repo), "--index-dir", str(index_dir), "--quiet")[0] == 0
+    index_dir.chmod(0o555)
+    try:
+        (repo / "stock/new.py").write_text("def restock():\n    pass\n")
+        code, out, err = run_cli(capsys, "search", "shelf_report", str(repo), "--index-dir", str(index_dir))
+        assert code == 0 and out.startswith("stock/report.py:")
+        assert "answered from the index as it was" in one_line_error(err)
+    finally:
+        index_dir.chmod(0o755)
 
 
 # Inputs the terminal must not act on ------------------------------------------------------------
