@@ -144,7 +144,7 @@ ERRORS = [
     ("search", {"query": "x", "repo": "nope"}, "unknown repository 'nope'; the repositories are shop, tools"),
     ("search", {"query": "x", "top_k": 0}, "top_k must be between 1 and 50, not 0"),
     ("search", {"query": "x", "top_k": "3"}, 'top_k must be an integer, not "3"'),
-    ("search", {"query": "x", "preset": "fast"}, "preset must be one of quick, default, thorough, not 'fast'"),
+    ("search", {"query": "x", "preset": "fast"}, "preset must be one of quick, default, thorough, not \"fast\""),
     ("search", {"query": "x", "k": 3}, "unknown argument 'k'; search takes query, repo, top_k, preset"),
     ("find_symbol", {"name": "x", "kind": "klass"}, "kind must be one of function, method, macro, class, "),
     ("callers", {"symbol": "x", "depth": 99}, "depth must be between 1 and 6, not 99"),

@@ -579,26 +579,35 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any] | None) -> dict[str
     return out
 
 
+#: Characters of a refused argument quoted in its error: a huge one is cut, not echoed whole.
+_SHOWN_CHARS = 40
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
 def _checked(name: str, value: Any, spec: dict[str, Any]) -> Any:
     if spec["type"] == "integer":
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolInputError(f"{name} must be an integer, not {json.dumps(value)}")
+            raise ToolInputError(f"{name} must be an integer, not {_shown(value)}")
         low, high = spec.get("minimum"), spec.get("maximum")
         if (low is not None and value < low) or (high is not None and value > high):
             bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise ToolInputError(f"{name} must be {bounds}, not {value}")
+            raise ToolInputError(f"{name} must be {bounds}, not {_shown(value)}")
         return value
     if not isinstance(value, str):
-        raise ToolInputError(f"{name} must be a string, not {json.dumps(value)}")
+        raise ToolInputError(f"{name} must be a string, not {_shown(value)}")
     longest = spec.get("maxLength")
     if longest is not None and len(value) > longest:
         raise ToolInputError(f"the {name} is {len(value):,} characters; the limit is {longest:,}")
     if spec.get("minLength") and not value.strip():
         raise ToolInputError(f"the {name} is empty")
     if "enum" in spec and value not in spec["enum"]:
-        raise ToolInputError(f"{name} must be one of {', '.join(spec['enum'])}, not {value!r}")
+        raise ToolInputError(f"{name} must be one of {', '.join(spec['enum'])}, not {_shown(value)}")
     if "\0" in value:
         raise ToolInputError(f"{name} holds a NUL character")
     return value
