@@ -283,6 +283,37 @@ def test_rebuild_parses_every_file(repo, capsys):
     assert code == 0 and f"{len(TREE)} parsed, 0 unchanged" in err
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names descriptors through /proc")
+def test_every_part_is_on_disk_before_current_names_its_generation(repo, monkeypatch):
+    """What a power loss would test: each part, the manifest and the generation folder are
+    flushed before CURRENT is replaced, and CURRENT (and its folder) after."""
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(source, target) -> None:
+        events.append(("rename", str(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    build_index(repo)
+    index_dir = store.default_index_dir(repo).resolve()
+    generation = store.current_generation(index_dir).resolve()
+    publish = events.index(("rename", str(index_dir / store.CURRENT)))
+    before, after = events[:publish], events[publish + 1 :]
+    flushed = [path for kind, path in before if kind == "fsync"]
+    for part in store.PARTS:
+        assert str(generation / part) in flushed, part
+    assert ("rename", str(generation / store.MANIFEST)) in before
+    assert flushed.index(str(generation)) > max(flushed.index(str(generation / p)) for p in store.PARTS)
+    assert any(path.startswith(str(index_dir / f".{store.CURRENT}.")) for path in flushed)
+    assert ("fsync", str(index_dir)) in after
+
+
 # The embedding cache ----------------------------------------------------------------------------
 
 

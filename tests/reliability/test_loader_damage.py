@@ -136,17 +136,19 @@ def assert_one_sentence(err: Exception, names: Path) -> None:
 INDEX_PARTS = (store.META, store.TEXT_INDEX, store.CODES, store.MANIFEST)
 
 
-def part_path(index_dir: Path, generation: str, part: str) -> Path:
-    return index_dir / part if part == store.CURRENT else index_dir / generation / part
+def damaged_copy(built: Built, part: str, data: st.DataObject) -> tuple[Path, Path, bool]:
+    """A copy of the pristine index with one part damaged: (the index, the part, whether its
+    bytes changed)."""
+    index_dir = built.copy()
+    path = index_dir / part if part == store.CURRENT else index_dir / built.generation / part
+    return index_dir, path, apply(path, data.draw(damage(path.stat().st_size)))
 
 
 @pytest.mark.parametrize("part", [*INDEX_PARTS, store.CURRENT])
 @settings(max_examples=OPEN_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_damaged_part_is_an_error_naming_it_or_answers_unchanged(built, part, data):
-    index_dir = built.copy()
-    path = part_path(index_dir, built.generation, part)
-    changed = apply(path, data.draw(damage(path.stat().st_size)))
+    index_dir, path, changed = damaged_copy(built, part, data)
     try:
         with Index.open(built.root, index_dir=index_dir, embedder=lambda: built.embedder) as index:
             got = answers(index)
@@ -163,9 +165,7 @@ def test_a_damaged_part_is_an_error_naming_it_or_answers_unchanged(built, part, 
 @settings(max_examples=BUILD_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_next_build_after_damage_equals_a_build_from_scratch(built, part, data):
-    index_dir = built.copy()
-    path = part_path(index_dir, built.generation, part)
-    apply(path, data.draw(damage(path.stat().st_size)))
+    index_dir, _, _ = damaged_copy(built, part, data)
     with Index.build(built.root, index_dir=index_dir, embedder=built.embedder) as index:
         assert answers(index) == built.answers
         for warning in index.summary.warnings:
