@@ -209,7 +209,7 @@ def render(spec: SourceFile, repo: SyntheticRepo) -> str:
         limit = rng.randint(2, 99)
         calls = spec.calls[f]
         doc = f"{rng.choice(WORDS).capitalize()} the {rng.choice(WORDS)} for {f}."
-        body.append(FUNCTION[spec.ext](f, calls, literal, limit, doc))
+        body.append(function_source(spec.ext, f, calls, literal, limit, doc))
     if spec.ext == "py":
         imports = sorted({(repo.where[c], c) for f in spec.functions for c in spec.calls[f]
                           if c in repo.where and repo.where[c].endswith(".py") and repo.where[c] != spec.path})
@@ -235,49 +235,37 @@ def render(spec: SourceFile, repo: SyntheticRepo) -> str:
     return f"# {header}\nmodule {name}\n{inner}\nend\n"
 
 
-def _python(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"    total = {c}(total, limit)\n" for c in calls)
-    return (f"def {f}(value, limit={limit}):\n    \"\"\"{doc}\"\"\"\n    total = value\n{steps}"
-            f"    if total > limit:\n        return \"{literal}\"\n    return total\n")
+#: Per language: (one call's line, the function around them). The calls go in at {steps};
+#: {f} is the function's name, {doc} its comment, {limit} and {literal} its constants.
+FUNCTION_TEMPLATES = {
+    "py": ("    total = {c}(total, limit)\n",
+           'def {f}(value, limit={limit}):\n    """{doc}"""\n    total = value\n{steps}'
+           '    if total > limit:\n        return "{literal}"\n    return total\n'),
+    "js": ("  total = {c}(total, limit);\n",
+           "/** {doc} */\nexport function {f}(value, limit = {limit}) {{\n  let total = value;\n{steps}"
+           '  if (total > limit) {{\n    return "{literal}";\n  }}\n  return total;\n}}\n'),
+    "go": ("\ttotal = {c}(total, limit)\n",
+           "// {f}: {doc}\nfunc {f}(value int, limit int) int {{\n\ttotal := value + {limit}\n{steps}"
+           '\tif total > limit {{\n\t\treturn len("{literal}")\n\t}}\n\treturn total\n}}\n'),
+    "rs": ("    total = {c}(total, limit);\n",
+           "/// {doc}\npub fn {f}(value: i64, limit: i64) -> i64 {{\n    let mut total = value + {limit};\n{steps}"
+           '    if total > limit {{\n        return "{literal}".len() as i64;\n    }}\n    total\n}}\n'),
+    "java": ("    total = {c}(total, limit);\n",
+             "/** {doc} */\npublic static int {f}(int value, int limit) {{\n    int total = value + {limit};\n{steps}"
+             '    if (total > limit) {{\n        return "{literal}".length();\n    }}\n    return total;\n}}\n'),
+    "c": ("    total = {c}(total, limit);\n",
+          "/* {doc} */\nint {f}(int value, int limit) {{\n    int total = value + {limit};\n{steps}"
+          '    if (total > limit) {{\n        return (int)strlen("{literal}");\n    }}\n    return total;\n}}\n'),
+    "rb": ("  total = {c}(total, limit)\n",
+           "# {doc}\ndef self.{f}(value, limit = {limit})\n  total = value\n{steps}"
+           '  if total > limit\n    return "{literal}"\n  end\n  total\nend\n'),
+}
 
 
-def _javascript(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"  total = {c}(total, limit);\n" for c in calls)
-    return (f"/** {doc} */\nexport function {f}(value, limit = {limit}) {{\n  let total = value;\n{steps}"
-            f"  if (total > limit) {{\n    return \"{literal}\";\n  }}\n  return total;\n}}\n")
-
-
-def _go(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"\ttotal = {c}(total, limit)\n" for c in calls)
-    return (f"// {f}: {doc}\nfunc {f}(value int, limit int) int {{\n\ttotal := value + {limit}\n{steps}"
-            f"\tif total > limit {{\n\t\treturn len(\"{literal}\")\n\t}}\n\treturn total\n}}\n")
-
-
-def _rust(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"    total = {c}(total, limit);\n" for c in calls)
-    return (f"/// {doc}\npub fn {f}(value: i64, limit: i64) -> i64 {{\n    let mut total = value + {limit};\n{steps}"
-            f"    if total > limit {{\n        return \"{literal}\".len() as i64;\n    }}\n    total\n}}\n")
-
-
-def _java(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"    total = {c}(total, limit);\n" for c in calls)
-    return (f"/** {doc} */\npublic static int {f}(int value, int limit) {{\n    int total = value + {limit};\n{steps}"
-            f"    if (total > limit) {{\n        return \"{literal}\".length();\n    }}\n    return total;\n}}\n")
-
-
-def _c(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"    total = {c}(total, limit);\n" for c in calls)
-    return (f"/* {doc} */\nint {f}(int value, int limit) {{\n    int total = value + {limit};\n{steps}"
-            f"    if (total > limit) {{\n        return (int)strlen(\"{literal}\");\n    }}\n    return total;\n}}\n")
-
-
-def _ruby(f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
-    steps = "".join(f"  total = {c}(total, limit)\n" for c in calls)
-    return (f"# {doc}\ndef self.{f}(value, limit = {limit})\n  total = value\n{steps}"
-            f"  if total > limit\n    return \"{literal}\"\n  end\n  total\nend\n")
-
-
-FUNCTION = {"py": _python, "js": _javascript, "go": _go, "rs": _rust, "java": _java, "c": _c, "rb": _ruby}
+def function_source(ext: str, f: str, calls: list[str], literal: str, limit: int, doc: str) -> str:
+    call, function = FUNCTION_TEMPLATES[ext]
+    steps = "".join(call.format(c=c) for c in calls)
+    return function.format(f=f, doc=doc, limit=limit, literal=literal, steps=steps)
 
 
 # Child processes ------------------------------------------------------------------------------
@@ -459,6 +447,32 @@ def leftovers(index_dir: Path, reference: Path) -> list[str]:
     return extra
 
 
+def check_next_build(result: Scenario, trial: str, what: str, repo: SyntheticRepo, index_dir: Path, queries: list[str],
+                     reference: Path, new: dict) -> tuple[Run, dict]:
+    """Run `maguyva index` after a fault and check it: it succeeds, loses no file, equals the
+    reference state `new` and leaves nothing behind. The build's run, and the state to expect
+    from now on."""
+    again = cli("index", repo.root, "--index-dir", index_dir, "--quiet")
+    if again.rc != 0:
+        result.fail(trial, f"{what} failed", again.describe())
+    try:
+        current = fingerprint(repo.root, index_dir, queries)
+    except Exception as err:  # noqa: BLE001
+        result.fail(trial, f"the index does not open after {what}", [f"{type(err).__name__}: {err}"])
+        current = None
+    lost = lost_files(repo.state(), current)
+    if lost:
+        result.lost += len(lost)
+        result.fail(trial, f"{len(lost)} files lost after {what}", lost[:5])
+    elif current != new:
+        result.fail(trial, f"{what} does not equal the reference build", [difference(current, new)])
+    extra = leftovers(index_dir, reference)
+    if extra:
+        result.leftovers += len(extra)
+        result.fail(trial, f"leftovers after {what}", extra)
+    return again, new if current is None else current
+
+
 def build_reference(root: Path, reference: Path, queries: list[str]) -> dict:
     """Bring the reference index (never interrupted) up to the tree; its fingerprint."""
     from maguyva import Index
@@ -632,29 +646,11 @@ def scenario_kills(work: Path, args: argparse.Namespace, rng: random.Random, dea
             kills.append(Kill(kind, mode, killed_at * 1e3, killed_at / typical, outcome, landed_kill))
 
         # The next build: it succeeds and gives the new state, every file at its content.
-        again = cli("index", repo.root, "--index-dir", index_dir, "--quiet")
-        if again.rc != 0:
-            result.fail(trial, "the next build after the kill failed", again.describe())
-        elif landed_kill and after == old and kind != "rebuild":
+        again, current = check_next_build(result, trial, "the next build", repo, index_dir, queries, reference, new)
+        if again.rc == 0 and landed_kill and after == old and kind != "rebuild":
             # It did the killed build's work again from the same start: a sample of its duration
             # that, unlike builds finishing before their kill, is not biased towards short ones.
             durations[kind].append(again.seconds)
-        try:
-            current = fingerprint(repo.root, index_dir, queries)
-        except Exception as err:  # noqa: BLE001
-            result.fail(trial, "the index does not open after the next build", [f"{type(err).__name__}: {err}"])
-            current = None
-        lost = lost_files(repo.state(), current)
-        if lost:
-            result.lost += len(lost)
-            result.fail(trial, f"{len(lost)} files lost after the next build", lost[:5])
-        elif current != new:
-            result.fail(trial, "the next build does not equal the reference build", [difference(current, new)])
-        extra = leftovers(index_dir, reference)
-        if extra:
-            result.leftovers += len(extra)
-            result.fail(trial, "leftovers after the next build", extra)
-        current = new if current is None else current
 
     landed = [k for k in kills if k.landed]
     result.figures = {
@@ -1009,25 +1005,8 @@ def scenario_disk_full(work: Path, args: argparse.Namespace, rng: random.Random,
                 if now != old:
                     result.fail(trial, "the old index changed or does not open after the failed build",
                                 [now if isinstance(now, str) else difference(now, old)])
-            again = cli("index", repo.root, "--index-dir", index_dir, "--quiet")
-            if again.rc != 0:
-                result.fail(trial, "the build after freeing space failed", again.describe())
-            try:
-                old = fingerprint(repo.root, index_dir, queries)
-            except Exception as err:  # noqa: BLE001
-                result.fail(trial, "the index does not open after freeing space", [f"{type(err).__name__}: {err}"])
-                old = None
-            lost = lost_files(repo.state(), old)
-            if lost:
-                result.lost += len(lost)
-                result.fail(trial, f"{len(lost)} files lost after freeing space", lost[:5])
-            elif old != new:
-                result.fail(trial, "the build after freeing space does not equal the reference", [difference(old, new)])
-            extra = leftovers(index_dir, reference)
-            if extra:
-                result.leftovers += len(extra)
-                result.fail(trial, "leftovers after the build that followed", extra)
-            old = new if old is None else old
+            _, old = check_next_build(result, trial, "the build after freeing space", repo, index_dir, queries,
+                                      reference, new)
     result.figures = {"tmpfs_kb": size_kb, "levels": outcomes,
                       "out_of_space": sum(o["result"] == "out of space" for o in outcomes),
                       "space_sufficed": sum(o["result"] == "space sufficed" for o in outcomes),
