@@ -46,6 +46,10 @@ CODES = "codes.npy"
 MANIFEST = "MANIFEST"
 #: The parts of a generation that MANIFEST vouches for.
 PARTS = (META, TEXT_INDEX, CODES)
+#: Parts whose own format carries a checksum of every byte, which loading them checks: opening
+#: checks only their size against MANIFEST (hashing text.idx again would double the cost of
+#: opening a large index: 90 ms instead of 45 for a 110 MB one).
+SELF_CHECKED = (TEXT_INDEX,)
 #: How often opening retries when the generation it read from CURRENT was replaced meanwhile.
 _OPEN_ATTEMPTS = 50
 
@@ -310,8 +314,8 @@ def seal(generation: Path) -> None:
 
 
 def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:
-    """Check `parts` of a generation against its MANIFEST; IndexFormatError naming the first
-    that differs. text.idx carries its own checksum, which loading it checks too."""
+    """Check `parts` of a generation against its MANIFEST (the size of each, the SHA-256 of
+    those not `SELF_CHECKED`); IndexFormatError naming the first that differs."""
     manifest_path = generation / MANIFEST
     try:
         manifest = json.loads(manifest_path.read_bytes())
@@ -332,7 +336,7 @@ def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:
                 size = os.fstat(handle.fileno()).st_size
                 if size != entry.get("size"):
                     raise damaged(path, f"is damaged ({size} bytes, {entry.get('size')!r} in {MANIFEST})")
-                if _sha256(handle) != entry.get("sha256"):
+                if name not in SELF_CHECKED and _sha256(handle) != entry.get("sha256"):
                     raise damaged(path, f"is damaged (its SHA-256 differs from the one in {MANIFEST})")
         except FileNotFoundError:
             raise damaged(path, "is missing") from None
