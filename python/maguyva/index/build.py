@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import time
@@ -204,7 +205,7 @@ def _as_os_error(err: BaseException) -> OSError:
     if "disk is full" in text or "disk I/O" in text:
         import errno
 
-        return OSError(errno.ENOSPC, "no space left on device")
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     return OSError(None, text)
 
 
