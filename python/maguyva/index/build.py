@@ -10,6 +10,7 @@ from the per-file records, so an incremental build produces the same index as a 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -393,7 +394,12 @@ def write_generation(
     code_bytes = model.dims // 8
     codes = [r.codes for r in records if r.codes is not None and len(r.codes)]
     matrix = np.concatenate(codes) if codes else np.zeros((0, code_bytes), dtype=np.uint8)
-    np.save(generation / store.CODES, np.ascontiguousarray(matrix, dtype=np.uint8))
+    # Saved through Python's own file writes, not numpy's (a short write there says "N requested
+    # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
+    # small (dims / 8 bytes a chunk), so the copy in memory costs little.
+    encoded = io.BytesIO()
+    np.save(encoded, np.ascontiguousarray(matrix, dtype=np.uint8))
+    (generation / store.CODES).write_bytes(encoded.getbuffer())
 
     db = store.create_database(generation / store.META)
     try:
