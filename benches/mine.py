@@ -1,0 +1,909 @@
+"""Query sets mined from the public history and source of other repositories, in shared/bench's format.
+
+    python benches/mine.py pin   --mirrors DIR [--repos-file ../shared/mining/repos.txt]
+                                 [--pins benches/mined_repos.json] [--window 300] [--only NAME ...]
+    python benches/mine.py build --mirrors DIR --out OUT [--pins benches/mined_repos.json]
+                                 [--per-repo commit=25 docstring=25 header=15] [--only NAME ...]
+    python benches/mine.py report --quality-json FILE      # NDCG@10 per set and language
+
+    python benches/quality.py --bench OUT --repos OUT/trees --no-semble --no-ablations
+
+--mirrors holds bare clones, found as DIR/OWNER+NAME/repo, DIR/OWNER+NAME, DIR/NAME.git or DIR/NAME.
+`pin` chooses, per repository of --repos-file ("owner/name language" a line), a base revision B:
+the commit `--window` first-parent commits before the mirror's HEAD (half the first-parent line
+when it is shorter), and records B and that HEAD (the end of the mining window) in --pins. `build`
+reads only the pins, so the same pins give the same sets whatever the mirrors have fetched since.
+
+Three sets, each named by its queries' `category`:
+
+- commit: non-merge commits in B..window end whose subject describes a change of behaviour (the
+  filters are in SUBJECT_DROPS, BOT_AUTHOR and `commit_queries`); the query is the subject, the
+  targets are the source files it changed that exist at B. The tree is B unchanged, so the index
+  never holds the change; bench entry NAME.
+- docstring: the first sentence (6+ words) of a definition's docstring or leading doc comment, as
+  maguyva's parser (maguyva.index.parse) finds them; the target is the definition's span. The
+  doc text is blanked in the indexed copy (comment markers and quotes stay, so the file still
+  parses and keeps its line numbers); bench entry NAME.docstring, a copy of B.
+- header: the first one or two sentences (6+ words) of a module docstring or of the comment block
+  heading a file (licence, copyright and generated-file headers skipped); the target is the file.
+  Blanked likewise in bench entry NAME.header, a copy of B.
+
+Only the texts used as queries are blanked, each variant holding one kind, so a set's queries are
+scored on a tree that differs from B by exactly the answers' own text. A docstring or header query
+is dropped when its sentence is not unique among the candidates of its repository, when blanking
+does not leave the definition without a docstring, or when the sentence still occurs (ignoring case
+and spacing) anywhere in the variant's files. Queries are spread deterministically: commits evenly
+over the window, definitions and headers over files in an order fixed by a hash of their paths.
+
+OUT receives repos.json, annotations/<entry>.json and trees/<entry>/ (the materialized trees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_REPOS_FILE = HERE.parents[1] / "shared" / "mining" / "repos.txt"
+DEFAULT_PINS = HERE / "mined_repos.json"
+SETS = ("commit", "docstring", "header")
+DEFAULT_CAPS = {"commit": 25, "docstring": 25, "header": 15}
+# Bench entry name of each set's tree, from the repository's short name.
+ENTRY_SUFFIX = {"commit": "", "docstring": ".docstring", "header": ".header"}
+MAX_SOURCE_FILES_PER_COMMIT = 3
+MIN_SUBJECT_WORDS = 4
+MIN_SENTENCE_WORDS = 6
+MAX_SENTENCE_WORDS = 60
+MAX_FILE_BYTES = 1_000_000  # maguyva skips larger files; so do the miners
+
+
+class UsageError(Exception):
+    """Bad input, reported in one sentence without a traceback."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Which files are source code
+
+
+# Folders and names of tests, examples, docs and vendored code: not "source" for any set.
+NON_SOURCE_DIR = re.compile(
+    r"(^|/)(tests?|t|spec|specs|__tests__|__mocks__|testing|testdata|test_data|fixtures?|examples?|samples?"
+    r"|benches|benchmarks?|bench|docs?|documentation|site|website|vendor|vendored|third_party|thirdparty"
+    r"|external|deps|node_modules|scripts|\w*[Tt]ests?)(/|$)|(^|/)\.[^/]+/")
+NON_SOURCE_NAME = re.compile(
+    r"(_test\.go|_spec\.rb|_test\.rb|(^|/)test_[^/]*\.py|_test\.py|conftest\.py|\.(test|spec)\.[cm]?[jt]sx?"
+    r"|Tests?\.(java|kt|cs|scala|swift)|Spec\.(scala|kt|hs)|Test\.hs|_test\.exs|_spec\.lua|\.bats"
+    r"|\.d\.ts|\.min\.js"
+    # build and packaging files, which commits touch for reasons of their own
+    r"|(^|/)(setup|noxfile|tasks|fabfile)\.py|(^|/)(mix\.exs|build\.zig|Package\.swift|Gemfile|Rakefile|build\.rs)"
+    r"|\.(zon|podspec|gemspec|sbt|gradle\.kts))$")
+GENERATED = re.compile(rb"generated by|do not edit|@generated|auto-?generated|code generated", re.I)
+
+
+def language_of(path: str, head: bytes) -> str | None:
+    """maguyva's language for a file (by name, else by shebang for names without a dot)."""
+    from maguyva.index.parse import language_for, parse_file
+
+    language = language_for(path)
+    if language is None and "." not in path.rsplit("/", 1)[-1] and head.startswith(b"#!"):
+        language = parse_file(path, head.split(b"\n", 1)[0] + b"\n").language
+    return language
+
+
+def is_source(path: str, head: bytes = b"") -> bool:
+    if NON_SOURCE_DIR.search(path) or NON_SOURCE_NAME.search(path):
+        return False
+    return language_of(path, head) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Repositories, mirrors and pins
+
+
+@dataclass
+class RepoSpec:
+    repo: str  # owner/name
+    language: str
+    name: str  # the bench entry's base name
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}"
+
+
+def read_repos_file(path: Path) -> list[RepoSpec]:
+    if not path.is_file():
+        raise UsageError(f"the repositories file {path} does not exist")
+    specs = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2 or parts[0].count("/") != 1:
+            raise UsageError(f"{path}:{number} is not an 'owner/name language' line: {line!r}")
+        specs.append(RepoSpec(parts[0], parts[1], parts[0].split("/")[1]))
+    # Short names must be unique: they name the bench entries and the trees.
+    counts = Counter(s.name for s in specs)
+    for spec in specs:
+        if counts[spec.name] > 1:
+            spec.name = spec.repo.replace("/", "-")
+    return specs
+
+
+def find_mirror(mirrors: Path, repo: str) -> Path | None:
+    owner, name = repo.split("/")
+    for candidate in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}",
+                      mirrors / f"{name}.git", mirrors / name):
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    return None
+
+
+def git(git_dir: Path, *args: str, input: bytes | None = None) -> str:
+    done = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=input, capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args[:2])} failed in {git_dir}: "
+                           f"{done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def pin(args: argparse.Namespace) -> int:
+    specs = select(read_repos_file(args.repos_file), args.only)
+    mirrors = existing_dir(args.mirrors, "--mirrors")
+    pinned, skipped = [], []
+    previous = load_pins(args.pins) if args.pins.is_file() else {"repos": [], "skipped": []}
+    for spec in specs:
+        mirror = find_mirror(mirrors, spec.repo)
+        if mirror is None:
+            skipped.append({"repo": spec.repo, "reason": f"no bare clone under {mirrors}"})
+            print(f"{spec.name:<24} skipped: no bare clone", file=sys.stderr)
+            continue
+        line = git(mirror, "rev-list", "--first-parent", "HEAD").split()
+        back = min(args.window, len(line) // 2)
+        head, base = line[0], line[back]
+        pinned.append({"repo": spec.repo, "name": spec.name, "language": spec.language, "url": spec.url,
+                       "base": base, "base_date": git(mirror, "log", "-1", "--format=%cs", base).strip(),
+                       "window_end": head, "window_first_parent_commits": back})
+        print(f"{spec.name:<24} B {base[:12]} ({pinned[-1]['base_date']}), {back} first-parent commits to "
+              f"{head[:12]}", file=sys.stderr)
+    if args.only:  # refresh the named repositories, keep the others' pins
+        names = {p["name"] for p in pinned} | {s["repo"] for s in skipped}
+        pinned = [p for p in previous["repos"] if p["name"] not in names] + pinned
+        skipped = [s for s in previous["skipped"] if s["repo"] not in {p["repo"] for p in pinned}
+                   and s["repo"] not in {x["repo"] for x in skipped}] + skipped
+    order = {s.repo: i for i, s in enumerate(read_repos_file(args.repos_file))}
+    pinned.sort(key=lambda p: order.get(p["repo"], len(order)))
+    args.pins.write_text(json.dumps({
+        "about": "Base revision B per repository for benches/mine.py: the tree of every mined set, and the "
+                 "commit set's window B..window_end.",
+        "repos_file": "shared/mining/repos.txt",
+        "repos": pinned, "skipped": skipped}, indent=1) + "\n")
+    print(f"wrote {args.pins}: {len(pinned)} pinned, {len(skipped)} skipped", file=sys.stderr)
+    return 0
+
+
+def load_pins(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise UsageError(f"the pins file {path} does not exist (make it with `mine.py pin`)")
+    try:
+        pins = json.loads(path.read_text())
+        if not all({"name", "repo", "language", "url", "base", "window_end"} <= set(p) for p in pins["repos"]):
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(f"{path} is not a pins file written by `mine.py pin`") from None
+    pins.setdefault("skipped", [])
+    return pins
+
+
+# ---------------------------------------------------------------------------------------------
+# The commit set
+
+
+BOT_AUTHOR = re.compile(r"dependabot|renovate|github-actions|\[bot\]|\bbot@|-bot\b|greenkeeper|snyk-", re.I)
+# Subjects of commits that change no behaviour, or whose text says nothing about it.
+SUBJECT_DROPS = [re.compile(p, re.I) for p in (
+    r"^merge\b", r"\brevert", r"^reapply\b",
+    r"\bbump(s|ed|ing)?\b", r"\bupdate[sd]?\s+(the\s+)?(dependency|dependencies|deps)\b", r"\bdeps?\b",
+    r"\bupgrade[sd]?\b.*\bto\b", r"\bupdate[sd]?\b.*\bto v?\d",
+    r"\btypos?\b", r"\bspelling\b", r"\bformatting\b", r"\breformat", r"\bfmt\b", r"\brustfmt\b", r"\bgofmt\b",
+    r"\bprettier\b", r"\blint(s|er|ers|ing)?\b", r"\bclippy\b", r"\beslint\b", r"\bwhitespace\b",
+    r"\bcode style\b", r"\bstyle\b", r"\bflake8\b", r"\bmypy\b", r"\bpylint\b", r"\brubocop\b", r"pre-commit",
+    r"\brequirements\b", r"\bsdk\b", r"\bwheels?\b", r"\bminimum\b.*\bversion\b",
+    r"\bdocs?\b", r"\bdocumentation\b", r"\breadme\b", r"\bchangelog\b", r"\bdocstrings?\b", r"\bjavadoc\b",
+    r"\bcomments?\b(?!.*\b(pars|support|allow|handl))", r"\bcopyright\b", r"\blicen[cs]e\b",
+    r"\bci\b", r"\bgithub actions?\b", r"\bworkflows?\b", r"\btravis\b", r"\bappveyor\b", r"\bcodecov\b",
+    r"\btest(s|ing|ed)?\b", r"\bspecs?\b",
+    r"\brelease[sd]?\b", r"^v?\d+(\.\d+)+", r"\bv?\d+\.\d+\.\d+\b", r"^version\b", r"\bversion (bump|to)\b",
+    r"^prepare\b", r"\bcleanup\b", r"\bclean up\b", r"\brefactor", r"\brenam", r"\bwip\b",
+    r"^(chore|docs?|ci|build|style|test|tests|release|refactor|deps|revert)(\([^)]*\))?!?:",
+    r"\b[a-z]{25,}\b",  # a pasted token, not words
+)]
+TRAILING_REF = re.compile(r"\s*(\((#\d+|gh-\d+|(fix(es|ed)?|close[sd]?|resolve[sd]?|refs?)\s+#\d+)"
+                          r"(,\s*#\d+)*\)|,?\s*((fix(es|ed)?|close[sd]?|resolve[sd]?|refs?|see)\s+)?#\d+)\s*$", re.I)
+ISSUE_PREFIX = re.compile(r"^\(?(issue|gh)[ _#-]?\d+\)?:?\s*", re.I)
+CONVENTIONAL_PREFIX = re.compile(r"^(feat|feature|fix|fixes|fixed|bug|bugfix|perf|enhancement)\s*(\([^)]*\))?!?:\s*",
+                                 re.I)
+
+
+def query_of_subject(subject: str) -> str:
+    """The subject without trailing PR references, a conventional-commit prefix or a final period."""
+    text = subject.strip()
+    while True:
+        stripped = TRAILING_REF.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    text = ISSUE_PREFIX.sub("", CONVENTIONAL_PREFIX.sub("", text))
+    return ISSUE_PREFIX.sub("", text).rstrip(".,; ").strip()
+
+
+def spells_a_file(subject: str, paths: list[str]) -> bool:
+    """Whether the subject names a changed file: its whole name, or its stem as a word or as
+    adjacent words written together (`http client` for http_client.py)."""
+    lowered = subject.lower()
+    words = re.findall(r"[a-z0-9]+", lowered)
+    joined = {"".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+    for path in paths:
+        base = path.rsplit("/", 1)[-1].lower()
+        stem = re.sub(r"[^a-z0-9]", "", base.split(".", 1)[0])
+        if base in lowered or (stem and stem in joined):
+            return True
+    return False
+
+
+def commit_queries(mirror: Path, pinned: dict[str, Any], tree: Path, cap: int) -> list[dict[str, Any]]:
+    base, end = pinned["base"], pinned["window_end"]
+    # Oldest first, so that "spread over time" is an even walk over this list.
+    log = git(mirror, "log", "--no-merges", "--reverse", "--topo-order", "--no-renames", "--name-only",
+              "--format=%x00%H%x1f%an%x1f%ae%x1f%s", f"{base}..{end}")
+    qualifying = []
+    for record in log.split("\x00")[1:]:
+        header, _, names = record.partition("\n")
+        sha, author, email, subject = header.split("\x1f", 3)
+        changed = [n for n in names.splitlines() if n.strip()]
+        if BOT_AUTHOR.search(author) or BOT_AUTHOR.search(email):
+            continue
+        if any(p.search(subject) for p in SUBJECT_DROPS) or spells_a_file(subject, changed):
+            continue
+        query = query_of_subject(subject)
+        if len(query.split()) < MIN_SUBJECT_WORDS:
+            continue
+        sources = [p for p in changed if is_source(p, head_of(tree / p))]
+        if not sources or len(sources) > MAX_SOURCE_FILES_PER_COMMIT:
+            continue
+        targets = [p for p in sources if (tree / p).is_file() and not (tree / p).is_symlink()]
+        if targets:
+            qualifying.append({"query": query, "relevant": targets, "secondary": [], "category": "commit",
+                               "_commit": sha})
+    chosen = spread(qualifying, cap)
+    return [{k: v for k, v in q.items() if not k.startswith("_")} for q in chosen]
+
+
+def head_of(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(256)
+    except OSError:
+        return b""
+
+
+def spread(items: list[Any], cap: int) -> list[Any]:
+    """At most `cap` items taken at even intervals, first and last included."""
+    if len(items) <= cap:
+        return items
+    if cap <= 1:
+        return items[:cap]
+    return [items[round(i * (len(items) - 1) / (cap - 1))] for i in range(cap)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences and blanking doc text
+
+
+BOILERPLATE = re.compile(r"copyright|licen[cs]ed?\b|spdx|all rights reserved|permission is hereby|"
+                         r"auto-?generated|generated by|do not edit|code generated|\bwarranty\b|"
+                         r"inheritdoc|@inheritdoc|-\*-|eslint|jshint|prettier-ignore|noinspection|"
+                         r"\btodo\b|\bfixme\b|\bxxx\b|@flow|@ts-|vim:|#region|bug reports", re.I)
+INLINE_TAG = re.compile(r"\{@(?:link|linkplain|code|see)\s+([^}]*)\}")
+REFERENCE_TAG = re.compile(r"<\w+\s+(?:cref|name|langword|href)=\"([^\"]*)\"\s*/>")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|(?<=[.!?])$")
+
+
+def first_sentences(text: str, at_least_words: int = 0, paragraphs: int = 1) -> str:
+    """The first sentence of a doc text, whitespace collapsed (more sentences while it has fewer
+    than `at_least_words` words), from the first of its first `paragraphs` paragraphs that gives
+    one of 6+ words and is no boilerplate; "" when none does."""
+    blocks: list[list[str]] = [[]]
+    for line in text.strip().splitlines():
+        line = line.strip()
+        if re.fullmatch(r"[~=*#+_-]{3,}", line):
+            continue  # a title's underline
+        if re.match(r"(go:|\+build|nolint|\\file|@file)", line):
+            continue  # compiler directives and file tags in header comments
+        line = re.sub(r"^(Summary|Description|Brief|@brief|\\brief):\s*", "", line)
+        if not line or line.startswith(("@", ":", "Args:", "Returns:", "Example", "Parameters", ">>>")):
+            if blocks[-1]:
+                blocks.append([])
+            continue
+        blocks[-1].append(line)
+    for paragraph in blocks[:paragraphs]:
+        sentence = _first_sentences(" ".join(paragraph), at_least_words)
+        if sentence:
+            return sentence
+    return ""
+
+
+def _first_sentences(flat: str, at_least_words: int) -> str:
+    flat = INLINE_TAG.sub(r"\1", flat)
+    flat = REFERENCE_TAG.sub(lambda m: m.group(1).split(":")[-1], flat)  # <see cref="T:Foo"/> reads "Foo"
+    flat = re.sub(r"</?\w+[^>]*>", "", flat)  # XML and HTML tags of C# and Java doc comments
+    flat = re.sub(r"\s+", " ", flat).strip()
+    if not flat or BOILERPLATE.search(flat) or not re.match(r"[A-Za-z`\"'(]", flat):
+        return ""
+    sentence, rest = flat, ""
+    match = SENTENCE_END.search(flat)
+    if match:
+        sentence, rest = flat[:match.start()].strip(), flat[match.end():]
+    while rest and len(sentence.split()) < at_least_words:
+        match = SENTENCE_END.search(rest)
+        more, rest = (rest[:match.start()], rest[match.end():]) if match else (rest, "")
+        sentence = f"{sentence} {more.strip()}"
+    words = len(sentence.split())
+    if words < MIN_SENTENCE_WORDS or words > MAX_SENTENCE_WORDS:
+        return ""
+    return sentence
+
+
+def normalized(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+# A line of doc text: indentation, its opening markers (comment start, leading `*`, string quotes,
+# Elixir's @doc), the text, the closing markers.
+DOC_LINE = re.compile(
+    r"^(\s*)((?:/\*+!?|//[/!]?|#+!?|--+(?:\[=*\[)?\s*[|^]?|;+|%+|\{-\s*\|?|\*(?!/)|"
+    r"@(?:module|type)?doc\s+(?:~[sS])?(?:\"\"\"|''')|[rRuUbBfF]{0,2}(?:\"\"\"|'''))?)[ \t]?(.*?)"
+    r"[ \t]*((?:\*+/|-\}|\]=*\]|\"\"\"|''')?)[ \t]*$")
+
+
+def doc_line_text(line: str) -> str:
+    """The words of one line of a doc comment or docstring, as maguyva's parser cleans them."""
+    match = DOC_LINE.match(line)
+    text = match.group(3) if match else line
+    return re.sub(r"</?(?:summary|remarks|returns|para)>", "", text).strip()
+
+
+def blank_doc_line(line: str) -> str:
+    """The line with its words removed and its markers kept (so the file still parses)."""
+    match = DOC_LINE.match(line.rstrip("\r\n"))
+    ending = line[len(line.rstrip("\r\n")):]
+    if not match:
+        return ending
+    return match.group(1) + match.group(2) + match.group(4) + ending
+
+
+def doc_block(lines: list[str], doc: str, start: int) -> list[int] | None:
+    """0-based indexes of the file lines holding `doc` (a docstring as the parser cleaned it), the
+    occurrence nearest to line index `start`, or None when it cannot be found line by line."""
+    wanted = [w.strip() for w in doc.splitlines() if w.strip()]
+    wanted = [w for w in (re.sub(r"</?(?:summary|remarks|returns|para)>", "", w).strip() for w in wanted) if w]
+    if not wanted:
+        return None
+    reach = 3 * len(wanted) + 20
+    window = range(max(0, start - reach), min(len(lines), start + reach))
+    firsts = [i for i in window if doc_line_text(lines[i]) == wanted[0]]
+    for first in sorted(firsts, key=lambda i: abs(i - start)):
+        found, i, misses = [first], first + 1, 0
+        for word_line in wanted[1:]:
+            while i < len(lines) and doc_line_text(lines[i]) != word_line and misses < 3:
+                misses += not doc_line_text(lines[i]) == ""
+                i += 1
+            if i >= len(lines) or doc_line_text(lines[i]) != word_line:
+                break
+            found.append(i)
+            i += 1
+        else:
+            return found
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The docstring set
+
+
+DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "module",
+                              "type", "macro"})
+
+
+def hash_order(key: str) -> str:
+    return hashlib.sha1(key.encode()).hexdigest()
+
+
+def source_files(tree: Path) -> list[str]:
+    """The tree's source files that are not generated (their doc text was not written for readers)."""
+    paths = []
+    for root, dirs, files in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            full = Path(root) / name
+            rel = full.relative_to(tree).as_posix()
+            if full.is_symlink() or full.stat().st_size > MAX_FILE_BYTES:
+                continue
+            if is_source(rel, head_of(full)) and not GENERATED.search(full.read_bytes()[:2048]):
+                paths.append(rel)
+    return paths
+
+
+@dataclass
+class Candidate:
+    path: str
+    sentence: str
+    order: str
+    symbol: Any = None  # maguyva Symbol, for the docstring set
+    lines: tuple[int, int] = (0, 0)  # 0-based, inclusive: the header's lines
+
+
+@dataclass
+class Variant:
+    """A copy of the tree at B whose files are edited one blanking at a time."""
+
+    tree: Path
+    edited: dict[str, list[str]] = field(default_factory=dict)
+    texts: dict[str, str] | None = None  # every file's text, normalized (edits applied)
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self.edited:
+            self.edited[path] = read_text(self.tree / path).splitlines(keepends=True)
+        return self.edited[path]
+
+    def occurs(self, sentence: str) -> bool:
+        """Whether the sentence occurs (ignoring case and spacing) in any file of the variant as
+        it is now. Edits only remove text, so what is absent now stays absent."""
+        if self.texts is None:
+            self.texts = {}
+            for root, dirs, files in os.walk(self.tree):
+                dirs[:] = [d for d in dirs if not d.startswith(".git")]
+                for name in files:
+                    full = Path(root) / name
+                    if not full.is_symlink() and full.stat().st_size <= MAX_FILE_BYTES:
+                        self.texts[full.relative_to(self.tree).as_posix()] = normalized(read_text(full))
+        for path, lines in self.edited.items():
+            self.texts[path] = normalized("".join(lines))
+        wanted = normalized(sentence)
+        return any(wanted in text for text in self.texts.values())
+
+    def write(self) -> None:
+        for path, lines in self.edited.items():
+            (self.tree / path).write_text("".join(lines), encoding="utf-8", newline="")
+
+
+def read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def unique(candidates: list[Candidate]) -> list[Candidate]:
+    counts = Counter(normalized(c.sentence) for c in candidates)
+    return [c for c in candidates if counts[normalized(c.sentence)] == 1]
+
+
+def pick_per_file(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates in the order they are tried: one per file in hash order, then a second round..."""
+    by_file: dict[str, list[Candidate]] = defaultdict(list)
+    for c in sorted(candidates, key=lambda c: c.order):
+        by_file[c.path].append(c)
+    files = sorted(by_file, key=hash_order)
+    ordered, round_ = [], 0
+    while True:
+        layer = [by_file[f][round_] for f in files if round_ < len(by_file[f])]
+        if not layer:
+            return ordered
+        ordered += layer
+        round_ += 1
+
+
+def docstring_candidates(tree: Path, paths: list[str]) -> list[Candidate]:
+    from maguyva.index.parse import parse_file
+
+    found = []
+    for path in paths:
+        parsed = parse_file(path, (tree / path).read_bytes())
+        for symbol in parsed.symbols:
+            if symbol.kind not in DEFINITION_KINDS or not symbol.docstring:
+                continue
+            sentence = first_sentences(symbol.docstring)
+            if sentence:
+                found.append(Candidate(path, sentence, hash_order(f"{path}:{symbol.qualified_name}:{symbol.start_line}"),
+                                       symbol=symbol))
+    return found
+
+
+def docstring_queries(variant: Variant, paths: list[str], cap: int) -> list[dict[str, Any]]:
+    from maguyva.index.parse import parse_file
+
+    chosen = []
+    for c in pick_per_file(unique(docstring_candidates(variant.tree, paths))):
+        if len(chosen) >= cap:
+            break
+        lines = variant.lines(c.path)
+        symbol = c.symbol
+        block = doc_block(lines, symbol.docstring, symbol.start_line - 1)
+        if block is None:
+            continue
+        before = list(lines)
+        for i in block:
+            lines[i] = blank_doc_line(lines[i])
+        # The definition must now parse with the same span and no docstring at all.
+        reparsed = parse_file(c.path, "".join(lines).encode("utf-8"))
+        same = [s for s in reparsed.symbols if s.qualified_name == symbol.qualified_name
+                and s.start_line == symbol.start_line and s.end_line == symbol.end_line]
+        if len(same) != 1 or same[0].docstring or variant.occurs(c.sentence):
+            lines[:] = before
+            continue
+        chosen.append({"query": c.sentence,
+                       "relevant": [{"path": c.path, "start_line": symbol.start_line, "end_line": symbol.end_line}],
+                       "secondary": [], "category": "docstring"})
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# The header set
+
+
+COMMENT_STYLES = {  # line-comment markers a file header may use, per language
+    "hash": ("python", "ruby", "bash", "elixir"),
+    "slash": ("c", "cpp", "csharp", "go", "java", "javascript", "typescript", "tsx", "kotlin", "rust", "scala",
+              "swift", "zig", "php"),
+    "dash": ("lua", "haskell"),
+}
+LINE_COMMENT = {"hash": re.compile(r"^\s*#(?!!)"), "slash": re.compile(r"^\s*(//|/\*|\*)"),
+                "dash": re.compile(r"^\s*(--|\{-(?!#))")}
+# Lines a header may sit below or beside without being code that ends the header region.
+PREAMBLE = re.compile(r"^\s*(#!|<\?php|declare\s*\(|['\"]use strict['\"]|\{-#|# -\*-|#\s*(frozen_string_literal|"
+                      r"encoding|coding)\b|@file:|defmodule\s.*\bdo\s*$)")
+
+
+LICENCE_TEXT = re.compile(r"permission is hereby|licensed under|all rights reserved|spdx-license|copyright \(c\)"
+                          r"|copyright \d{4}|this program is free software|warranty", re.I)
+
+
+def style_of(language: str) -> str | None:
+    return next((s for s, langs in COMMENT_STYLES.items() if language in langs), None)
+
+
+def comment_blocks(lines: list[str], style: str) -> list[tuple[int, int]]:
+    """The comment blocks at the top of a file, before its first line of code: (first, last)
+    0-based inclusive line indexes; blank lines separate blocks, block comments are one block."""
+    blocks: list[tuple[int, int]] = []
+    i, start, in_block = 0, None, False
+    while i < len(lines):
+        line = lines[i]
+        if in_block:
+            if re.search(r"\*/|-\}", line):
+                in_block = False
+        elif not line.strip() or PREAMBLE.match(line):
+            if start is not None:
+                blocks.append((start, i - 1))
+                start = None
+            i += 1
+            continue
+        elif LINE_COMMENT[style].match(line):
+            if start is None:
+                start = i
+            opened = re.search(r"/\*|\{-", line)
+            in_block = bool(opened) and not re.search(r"\*/|-\}", line[opened.end():])
+        else:
+            break
+        i += 1
+    if start is not None:
+        blocks.append((start, i - 1))
+    return blocks
+
+
+def elixir_moduledoc(lines: list[str]) -> tuple[int, int] | None:
+    """The lines of the first @moduledoc heredoc, within the first lines of the module."""
+    for i, line in enumerate(lines[:12]):
+        if re.match(r'^\s*@moduledoc\s+(~[sS])?"""\s*$', line):
+            for j in range(i + 1, len(lines)):
+                if lines[j].strip() == '"""':
+                    return (i, j)
+            return None
+    return None
+
+
+def python_module_docstring(text: str) -> tuple[int, int] | None:
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if module.body and isinstance(module.body[0], ast.Expr) and isinstance(module.body[0].value, ast.Constant) \
+            and isinstance(module.body[0].value.value, str):
+        node = module.body[0]
+        return (node.lineno - 1, (node.end_lineno or node.lineno) - 1)
+    return None
+
+
+def header_candidates(tree: Path, paths: list[str]) -> list[Candidate]:
+    found = []
+    for path in paths:
+        language = language_of(path, head_of(tree / path))
+        style = style_of(language or "")
+        if style is None:
+            continue
+        lines = read_text(tree / path).splitlines(keepends=True)
+        blocks = comment_blocks(lines, style)
+        if language == "python":
+            docstring = python_module_docstring("".join(lines))
+            blocks = [docstring] if docstring else []  # a Python file's header is its docstring
+        elif language == "elixir":
+            moduledoc = elixir_moduledoc(lines)
+            blocks += [moduledoc] if moduledoc else []
+        for first, last in blocks:
+            text = "\n".join(doc_line_text(line) for line in lines[first:last + 1])
+            if LICENCE_TEXT.search(text):
+                continue  # a licence block; a description may follow in the next block
+            sentence = first_sentences(text, at_least_words=10, paragraphs=3)
+            if sentence and not spells_a_file(sentence, [path]):
+                found.append(Candidate(path, sentence, hash_order(path), lines=(first, last)))
+            break
+    return found
+
+
+def header_queries(variant: Variant, paths: list[str], cap: int) -> list[dict[str, Any]]:
+    chosen = []
+    for c in sorted(unique(header_candidates(variant.tree, paths)), key=lambda c: c.order):
+        if len(chosen) >= cap:
+            break
+        lines = variant.lines(c.path)
+        before = list(lines)
+        first, last = c.lines
+        for i in range(first, last + 1):
+            lines[i] = blank_doc_line(lines[i])
+        if variant.occurs(c.sentence):
+            lines[:] = before
+            continue
+        chosen.append({"query": c.sentence, "relevant": [c.path], "secondary": [], "category": "header"})
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the sets
+
+
+def materialize(mirror: Path, revision: str, dest: Path) -> int:
+    """Writes the files of `revision` at `dest` (every file: git archive would drop those marked
+    export-ignore); returns how many blobs the clone lacks (a snapshot may omit its largest files)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    listing = git(mirror, "ls-tree", "-r", "-z", "--full-tree", revision)
+    blobs = []
+    for record in listing.split("\x00"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, sha = meta.split()
+        if kind == "blob" and mode != "120000":  # symlinks and submodules are not indexed anyway
+            blobs.append((sha, path))
+    absent = 0
+    with subprocess.Popen(["git", f"--git-dir={mirror}", "cat-file", "--batch"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE) as batch:
+        assert batch.stdin is not None and batch.stdout is not None
+        for sha, path in blobs:
+            batch.stdin.write(sha.encode() + b"\n")
+            batch.stdin.flush()
+            answer = batch.stdout.readline().split()
+            if answer[-1] == b"missing":
+                absent += 1
+                continue
+            content = batch.stdout.read(int(answer[2]))
+            batch.stdout.read(1)  # the newline after each object
+            target = dest / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        batch.stdin.close()
+    return absent
+
+
+def build(args: argparse.Namespace) -> int:
+    pins = load_pins(args.pins)
+    caps = parse_caps(args.per_repo)
+    mirrors = existing_dir(args.mirrors, "--mirrors")
+    repos = pins["repos"]
+    if args.only:
+        unknown = set(args.only) - {p["name"] for p in repos}
+        if unknown:
+            raise UsageError(f"not in {args.pins}: {', '.join(sorted(unknown))}")
+        repos = [p for p in repos if p["name"] in set(args.only)]
+    out: Path = args.out
+    (out / "annotations").mkdir(parents=True, exist_ok=True)
+    (out / "trees").mkdir(exist_ok=True)
+    entries = {e["name"]: e for e in json.loads((out / "repos.json").read_text())} \
+        if args.only and (out / "repos.json").is_file() else {}
+    skipped = []
+    for pinned in repos:
+        started = time.perf_counter()
+        mirror = find_mirror(mirrors, pinned["repo"])
+        if mirror is None:
+            skipped.append(pinned["name"])
+            print(f"{pinned['name']:<24} skipped: no bare clone of {pinned['repo']} under {mirrors}", file=sys.stderr)
+            continue
+        counts = {}
+        base_tree = out / "trees" / pinned["name"]
+        absent = materialize(mirror, pinned["base"], base_tree)
+        paths = source_files(base_tree)
+        for set_name in SETS:
+            entry = pinned["name"] + ENTRY_SUFFIX[set_name]
+            tree = out / "trees" / entry
+            if set_name == "commit":
+                found = commit_queries(mirror, pinned, base_tree, caps[set_name])
+            else:
+                if tree.exists():
+                    shutil.rmtree(tree)
+                shutil.copytree(base_tree, tree, symlinks=True)
+                variant = Variant(tree)
+                mine_set = docstring_queries if set_name == "docstring" else header_queries
+                found = mine_set(variant, paths, caps[set_name])
+                variant.write()
+            counts[set_name] = len(found)
+            annotation = out / "annotations" / f"{entry}.json"
+            if found:
+                annotation.write_text(json.dumps(found, indent=1) + "\n")
+                entries[entry] = {"name": entry, "language": pinned["language"], "url": pinned["url"],
+                                  "revision": pinned["base"], "benchmark_root": None}
+            else:
+                annotation.unlink(missing_ok=True)
+                entries.pop(entry, None)
+                if set_name != "commit":
+                    shutil.rmtree(tree)
+        print(f"{pinned['name']:<24} {pinned['language']:<11} B {pinned['base'][:12]}  " +
+              "  ".join(f"{s} {counts[s]:>2}" for s in SETS) + (f"  ({absent} files absent from the clone)" if absent else "")
+              + f"  ({time.perf_counter() - started:.1f} s)",
+              file=sys.stderr)
+    # A base tree stays even when its commit set came out empty: the variants are copies of it,
+    # and quality.py only reads the trees repos.json names.
+    ordered = sorted(entries.values(), key=lambda e: (e["name"].split(".")[0].lower(), e["name"]))
+    (out / "repos.json").write_text(json.dumps(ordered, indent=1) + "\n")
+    totals = Counter()
+    for entry in ordered:
+        totals[entry_set(entry["name"])] += len(json.loads((out / "annotations" / f"{entry['name']}.json").read_text()))
+    print(f"wrote {out}: {len(ordered)} entries; " + ", ".join(f"{s} {totals[s]} queries" for s in SETS)
+          + (f"; skipped {', '.join(skipped)}" if skipped else ""), file=sys.stderr)
+    return 0
+
+
+def entry_set(entry_name: str) -> str:
+    for set_name, suffix in ENTRY_SUFFIX.items():
+        if suffix and entry_name.endswith(suffix):
+            return set_name
+    return "commit"
+
+
+def parse_caps(values: list[str] | None) -> dict[str, int]:
+    caps = dict(DEFAULT_CAPS)
+    for value in values or []:
+        name, _, number = value.partition("=")
+        if name not in caps or not number.isdigit():
+            raise UsageError(f"--per-repo takes SET=N with SET one of {', '.join(SETS)}, not {value!r}")
+        caps[name] = int(number)
+    return caps
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting quality.py's results per set
+
+
+def report(args: argparse.Namespace) -> int:
+    if not args.quality_json.is_file():
+        raise UsageError(f"{args.quality_json} does not exist (write it with quality.py --json)")
+    try:
+        written = json.loads(args.quality_json.read_text())
+        results = written["methods"]
+        language_of_entry = {r["name"]: r["language"] for r in written["repositories"]}
+        query_counts = {r["name"]: r["queries"] for r in written["repositories"]}
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(f"{args.quality_json} is not a quality.py --json file") from None
+    methods = [m for m in results if results[m]["group"] in ("maguyva", "peer")]
+    if args.methods:
+        methods = [m for m in methods if m in args.methods]
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    def per(method: str, set_name: str, language: str | None = None) -> list[float]:
+        return [r["ndcg@10"] for name, r in results[method]["per_repo"].items()
+                if entry_set(name) == set_name and (language is None or language_of_entry[name] == language)
+                and r["ndcg@10"] is not None]
+
+    def fmt(value: float | None) -> str:
+        return "—" if value is None else f"{value:.3f}"
+
+    entries = language_of_entry
+    print("| method | " + " | ".join(f"{s} ({sum(entry_set(n) == s for n in entries)} repos, "
+                                     f"{sum(query_counts.get(n, 0) for n in entries if entry_set(n) == s)} q)"
+                                     for s in SETS) + " | mean of sets |")
+    print("| --- " * (len(SETS) + 2) + "|")
+    for method in methods:
+        values = [mean(per(method, s)) for s in SETS]
+        known = [v for v in values if v is not None]
+        print(f"| {method} | " + " | ".join(fmt(v) for v in values) + f" | {fmt(mean(known))} |")
+    languages = sorted(set(language_of_entry.values()))
+    shown = [m for m in methods if m in (args.language_methods or methods)]
+    for set_name in SETS:
+        print(f"\nNDCG@10 per language, {set_name} set (mean over that language's repositories)\n")
+        print("| language | repos | queries | " + " | ".join(shown) + " |")
+        print("| --- " * (len(shown) + 3) + "|")
+        for language in languages:
+            names = [n for n, lang in entries.items() if entry_set(n) == set_name and lang == language]
+            if not names:
+                continue
+            print(f"| {language} | {len(names)} | {sum(query_counts.get(n, 0) for n in names)} | "
+                  + " | ".join(fmt(mean(per(m, set_name, language))) for m in shown) + " |")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def existing_dir(path: Path, option: str) -> Path:
+    if not path.is_dir():
+        raise UsageError(f"{option} {path} is not a folder")
+    return path
+
+
+def select(specs: list[RepoSpec], only: list[str] | None) -> list[RepoSpec]:
+    if not only:
+        return specs
+    unknown = set(only) - {s.name for s in specs}
+    if unknown:
+        raise UsageError(f"not in the repositories file: {', '.join(sorted(unknown))}")
+    return [s for s in specs if s.name in set(only)]
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True)
+    pin_cmd = commands.add_parser("pin", help="choose and record each repository's base revision")
+    build_cmd = commands.add_parser("build", help="materialize the trees and mine the three sets")
+    report_cmd = commands.add_parser("report", help="NDCG@10 per set and language from quality.py's --json")
+    for cmd in (pin_cmd, build_cmd):
+        cmd.add_argument("--mirrors", type=Path, required=True, help="folder of bare clones")
+        cmd.add_argument("--pins", type=Path, default=DEFAULT_PINS, help="pins file (default benches/mined_repos.json)")
+        cmd.add_argument("--only", nargs="+", metavar="NAME", help="only these repositories (short names)")
+    pin_cmd.add_argument("--repos-file", type=Path, default=DEFAULT_REPOS_FILE,
+                         help="'owner/name language' lines (default ../shared/mining/repos.txt)")
+    pin_cmd.add_argument("--window", type=int, default=300,
+                         help="first-parent commits between B and the mirror's HEAD (default 300)")
+    build_cmd.add_argument("--out", type=Path, required=True, help="output folder (outside the checkout)")
+    build_cmd.add_argument("--per-repo", nargs="+", metavar="SET=N",
+                           help="caps per repository (default " + " ".join(f"{k}={v}" for k, v in DEFAULT_CAPS.items()) + ")")
+    report_cmd.add_argument("--quality-json", type=Path, required=True, help="the file quality.py --json wrote")
+    report_cmd.add_argument("--methods", nargs="+", help="methods of the first table (default: presets and peers)")
+    report_cmd.add_argument("--language-methods", nargs="+", help="methods of the per-language tables")
+    return top
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return {"pin": pin, "build": build, "report": report}[args.command](args)
+    except (UsageError, RuntimeError) as err:
+        print(f"mine.py: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
