@@ -260,6 +260,19 @@ def rule_confidence(rule: str, confidence: float) -> Iterator[None]:
         search.classify = original
 
 
+@contextmanager
+def no_task_descriptions() -> Iterator[None]:
+    """Queries classified by SPEC's ordered rules alone, without the task-description reading."""
+    from maguyva.query import classify, search
+
+    original = search.classify
+    search.classify = classify.classify_question
+    try:
+        yield
+    finally:
+        search.classify = original
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """One way of running maguyva: a preset, and optionally one change made for its duration."""
@@ -306,6 +319,9 @@ ABLATION_VARIANTS = [
     Variant("default, identifier rule 0.90", "default",
             "default preset with SPEC's identifier rule at 0.90 instead of 0.80 (bare names go direct)",
             lambda _r: rule_confidence("identifier", 0.90), base="maguyva default"),
+    Variant("default, no task-description rule", "default",
+            "default preset, task descriptions classified by SPEC's rules alone (a quoted or named span decides)",
+            lambda _r: no_task_descriptions(), base="maguyva default"),
     Variant("default, no embedder", "default", "default preset, semantic modality off (no embeddings)",
             no_embeddings, base="maguyva default"),
     Variant("thorough, no embedder", "thorough", "thorough preset, semantic modality off (no embeddings)",
@@ -521,9 +537,13 @@ def find_rg() -> str | None:
 
 
 def run_methods(repos: list[BenchRepo], rg: str, ablations: bool, semble_python: Path | None,
-                semble_model: Path | None) -> tuple[list[dict], list[MethodInfo], dict[str, Any] | None]:
-    """Every method's scored answers, the methods in table order, and what semble ran as."""
-    variants = PRESET_VARIANTS + (ABLATION_VARIANTS if ablations else [])
+                semble_model: Path | None, only: list[str] | None = None,
+                ) -> tuple[list[dict], list[MethodInfo], dict[str, Any] | None]:
+    """Every method's scored answers, the methods in table order, and what semble ran as.
+    `only` names the maguyva variants to run (default: the presets, and the ablations)."""
+    variants = PRESET_VARIANTS + (ABLATION_VARIANTS if ablations or only else [])
+    if only:
+        variants = [v for v in variants if v.name in only]
     methods = [MethodInfo(v.name, "ablation" if v.base else "maguyva", v.description, "maguyva", v.base)
                for v in variants]
     rows: list[dict] = []
@@ -597,7 +617,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     args.index_root.mkdir(parents=True, exist_ok=True)
     build_cold(repos, args.index_root)
-    rows, methods, semble_info = run_methods(repos, rg, not args.no_ablations, semble_python, args.semble_model)
+    rows, methods, semble_info = run_methods(repos, rg, not args.no_ablations, semble_python, args.semble_model,
+                                             args.variants)
 
     import bm25s
     import maguyva
@@ -727,6 +748,8 @@ def run_parser() -> argparse.ArgumentParser:
                         help="model2vec model folder for semble (default: maguyva's shipped static model)")
     parser.add_argument("--no-semble", action="store_true", help="skip semble")
     parser.add_argument("--no-ablations", action="store_true", help="maguyva's presets only")
+    parser.add_argument("--variants", nargs="+", metavar="NAME",
+                        help="only these maguyva presets and ablations, by name (\"maguyva default\" ...)")
     return parser
 
 

@@ -376,6 +376,35 @@ def test_odd_input_does_not_crash():
         assert got.intent in INTENTS
 
 
+@pytest.mark.parametrize(
+    ("query", "subject"),
+    [
+        ('return "object" for plain objects in kind checks', "object"),
+        ('keep "null" fields out of dumps', "null"),
+        ('Handle "Retry-After" headers given as dates', "Retry-After"),
+    ],
+)
+def test_a_task_description_is_a_question_of_where_to_look_with_its_span_as_hint(query, subject):
+    check(query, "understand_code", 0.50, "task_description", subject)
+
+
+@pytest.mark.parametrize(
+    ("query", "rule"),
+    [
+        ('"connection reset by peer"', "quoted_string"),  # the string alone
+        ('where is "connection reset by peer" raised when reading', "quoted_string"),  # a question
+        ("find 'Invalid token' in the handlers", "quoted_string"),  # a search
+        ('"Invalid token" errors', "quoted_string"),  # one word besides it
+        ('grep for "connection reset by peer" in every log handler module', "quoted_string"),
+        ("fix race when `flush` runs during shutdown of the pool", "identifier_in_sentence"),
+        ("usage of retry in the http client when the server closes the connection", "references_phrase"),
+        ("panic: runtime error: index out of range [3] with length 3", "error_token"),
+    ],
+)
+def test_short_questions_questions_and_explicit_asks_keep_their_rules(query, rule):
+    assert classify(query).rule == rule
+
+
 def test_every_rule_is_reachable():
     queries = [
         "if err != nil { return err }",
@@ -389,6 +418,7 @@ def test_every_rule_is_reachable():
         "grep for x",
         "parse_config",
         "does parse_config work for empty files",
+        'fix the "unexpected end" error in the config parser',
         "how does it work",
         "nothing here",
     ]
@@ -450,6 +480,7 @@ def test_rules_are_spec_table():
         ("identifier_in_sentence", 5, "find_definition", 0.60),
         ("explanation_word", 6, "understand_code", 0.75),
         ("fallback", 7, "understand_code", 0.40),
+        ("task_description", 0, "understand_code", 0.50),
     ]
     rows = [r.spec_row for r in RULES if r.spec_row]
     assert rows == sorted(rows) and set(rows) == set(range(1, 8))

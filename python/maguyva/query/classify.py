@@ -45,6 +45,11 @@ order they are tried, with SPEC's row in brackets (its table has no row for find
 - ``explanation_word`` [6] understand_code 0.75: "how", "why", "explain", "architecture", "what
   does", "overview", "walk me through"...
 - ``fallback`` [7] understand_code 0.40: nothing matched.
+- ``task_description`` [-] understand_code 0.50: not a rule tried in turn but a second reading
+  of a ``quoted_string`` match when the query is a task description: a one-line statement (not
+  a question, not "find ...") of three words or more besides the quoted span ('return "object"
+  for plain objects in kind checks'). The literal stays the subject, as a hint about where to
+  look; the answer is the places to read, as for any explanation question.
 
 Besides the intent, a rule extracts what it can: `Classification.subject` (the symbol, literal or
 error token the question is about, qualified names kept whole as written) and
@@ -64,7 +69,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from maguyva.query.intents import RULES_BY_NAME
+from maguyva.query.intents import RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES
 
 __all__ = ["Classification", "classify"]
 
@@ -665,6 +670,34 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 def classify(query: str) -> Classification:
     """The intent of `query`, with the confidence of the rule that decided it and what the query is
     about. Never fails: an empty query is the fallback."""
+    found = classify_question(query)
+    if found.rule in TASK_SPAN_RULES and is_task_description(query, found.subject):
+        return _result("task_description", found.subject)
+    return found
+
+
+#: The first words of a question or of a search ("find X in Y"), which a task description is not.
+_QUESTION_WORD = re.compile(
+    r"(?:who|what|where|which|when|why|how|is|are|does|do|can|should|find|search|look|locate|show|grep)\b", re.I
+)
+
+
+def is_task_description(query: str, span: str | None = None) -> bool:
+    """Whether `query` reads as a task in hand (a commit subject, an issue title) rather than a
+    question: one line of TASK_MIN_WORDS words or more besides `span` (the quoted or named part),
+    not asked as a question."""
+    text = query.strip()
+    if "\n" in text or text.endswith("?") or _QUESTION_WORD.match(text):
+        return False
+    if _LITERAL.search(_mask_quoted(text.lower())):
+        return False  # "grep for X", "find the string X": the string is asked for, whatever else
+    words = len(text.split()) - (len(span.split()) if span else 0)
+    return words >= TASK_MIN_WORDS
+
+
+def classify_question(query: str) -> Classification:
+    """The classification by SPEC's ordered rules alone (`classify` then reads a task
+    description's span as a hint)."""
     text = query.strip()
     if not text:
         return _result("fallback")

@@ -1,0 +1,143 @@
+"""Each ranking rule's gain in fold and out of fold, folds by repository, from quality.py's runs.
+
+    python benches/folds.py RUN.json [RUN.json ...] [--folds 5] [--seed 0] [--json out.json]
+
+Every ablation of a `quality.py` report (a variant with a `vs_base`: the preset with one rule
+switched off) says what that rule is worth: per repository, the base's NDCG@10 minus the
+ablation's. Given several reports (the dev split, the mined sets of `mine.py`), the repositories
+of all of them are dealt into folds, a repository's entries together (`NAME`, `NAME.docstring`
+and `NAME.header` of a mined set are one repository), so no fold is judged on code it has seen.
+
+For each rule and each fold, the rule is kept when its mean gain over the other folds' entries is
+positive, and the fold then scores its own entries' gain (0 when the rule was dropped). In fold is
+the plain mean gain over every entry; out of fold the mean of what the held-out folds scored.
+A rule worth keeping has a positive out-of-fold gain and is kept in every fold. Both are given
+for all the reports together and for each set (a report, its mined variants apart: `mined`,
+`mined.docstring`, `mined.header` for a report `mined.json`); an entry's gain is weighted by its
+queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Suffixes of mined tree variants: the same repository as the entry without them.
+VARIANT_SUFFIXES = (".docstring", ".header")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One benchmark entry's gain from one rule."""
+
+    source: str  # the set: the report's file name, with a mined variant's suffix
+    name: str  # the entry as the report names it
+    repository: str  # what folds keep together
+    queries: int
+    gain: float
+
+
+def split_entry(report: str, name: str) -> tuple[str, str]:
+    """(the set an entry belongs to, its repository): `NAME.docstring` of report `mined` is set
+    `mined.docstring`, repository `mined:NAME`."""
+    for suffix in VARIANT_SUFFIXES:
+        if name.endswith(suffix):
+            return report + suffix, f"{report}:{name[: -len(suffix)]}"
+    return report, f"{report}:{name}"
+
+
+def read_gains(paths: list[Path]) -> dict[str, list[Entry]]:
+    """Per rule (the ablation's name): every entry's gain, over every report."""
+    gains: dict[str, list[Entry]] = defaultdict(list)
+    for path in paths:
+        try:
+            report = json.loads(path.read_text())
+            methods = report["methods"]
+            queries = {r["name"]: r["queries"] for r in report["repositories"]}
+        except (OSError, ValueError, KeyError) as err:
+            raise SystemExit(f"folds: {path} is not a quality.py report ({type(err).__name__}: {err})") from None
+        for name, method in methods.items():
+            base = (method.get("vs_base") or {}).get("base")
+            if base is None or base not in methods:
+                continue
+            base_scores = methods[base]["per_repo"]
+            for entry, score in method["per_repo"].items():
+                gain = base_scores[entry]["ndcg@10"] - score["ndcg@10"]
+                source, repository = split_entry(path.stem, entry)
+                gains[name].append(Entry(source, entry, repository, queries.get(entry, 1), gain))
+    return gains
+
+
+def weighted_mean(entries: list[Entry]) -> float:
+    total = sum(e.queries for e in entries)
+    return sum(e.gain * e.queries for e in entries) / total if total else 0.0
+
+
+def out_of_fold(entries: list[Entry], folds: int, seed: int) -> tuple[float, int]:
+    """The out-of-fold gain of a rule over `entries`, and in how many folds it was kept."""
+    repositories = sorted({e.repository for e in entries})
+    random.Random(seed).shuffle(repositories)
+    fold_of = {repo: i % folds for i, repo in enumerate(repositories)}
+    scored: list[Entry] = []
+    kept = 0
+    for fold in range(folds):
+        train = [e for e in entries if fold_of[e.repository] != fold]
+        test = [e for e in entries if fold_of[e.repository] == fold]
+        keep = weighted_mean(train) > 0
+        kept += keep
+        scored += [e if keep else Entry(e.source, e.name, e.repository, e.queries, 0.0) for e in test]
+    return weighted_mean(scored), kept
+
+
+def table(gains: dict[str, list[Entry]], folds: int, seed: int) -> list[dict]:
+    rows = []
+    for rule, entries in gains.items():
+        oof, kept = out_of_fold(entries, folds, seed)
+        per_source = {}
+        for source in sorted({e.source for e in entries}):
+            mine = [e for e in entries if e.source == source]
+            per_source[source] = {"in_fold": weighted_mean(mine), "out_of_fold": out_of_fold(mine, folds, seed)[0]}
+        rows.append({"rule": rule, "in_fold": weighted_mean(entries), "out_of_fold": oof, "kept_in_folds": kept,
+                     "entries": len(entries), "per_source": per_source})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="+", type=Path, help="quality.py --json reports")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0, help="how repositories are dealt into folds")
+    parser.add_argument("--json", type=Path, help="also write the table here")
+    args = parser.parse_args(argv)
+    if args.folds < 2:
+        parser.error(f"--folds must be at least 2, not {args.folds}")
+    gains = read_gains(args.reports)
+    if not gains:
+        print("folds: no ablation with a base in these reports (run quality.py without --no-ablations)",
+              file=sys.stderr)
+        return 2
+    rows = table(gains, args.folds, args.seed)
+    sources = sorted({s for r in rows for s in r["per_source"]})
+    print(f"gain of each rule (base minus ablation, NDCG@10), {args.folds} folds by repository, seed {args.seed}\n")
+    header = ["rule (what the ablation switches off)", "in fold", "out of fold", "kept in folds"]
+    header += [f"{s}: in / out" for s in sources]
+    print("| " + " | ".join(header) + " |")
+    print("| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |")
+    for r in sorted(rows, key=lambda r: -r["out_of_fold"]):
+        cells = [r["rule"], f"{r['in_fold']:+.4f}", f"{r['out_of_fold']:+.4f}", f"{r['kept_in_folds']}/{args.folds}"]
+        for s in sources:
+            p = r["per_source"].get(s)
+            cells.append(f"{p['in_fold']:+.4f} / {p['out_of_fold']:+.4f}" if p else "")
+        print("| " + " | ".join(cells) + " |")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
