@@ -329,8 +329,11 @@ class Run:
 
 
 def cli(*args: str, timeout: float = CLI_TIMEOUT) -> Run:
-    started = time.perf_counter()
-    process = spawn([str(a) for a in args])
+    return finish(spawn([str(a) for a in args]), time.perf_counter(), timeout)
+
+
+def finish(process: subprocess.Popen, started: float, timeout: float = CLI_TIMEOUT) -> Run:
+    """Wait for a spawned command (killed, with its group, past `timeout`: rc None) and reap it."""
     try:
         out, err = process.communicate(timeout=timeout)
         rc = process.returncode
@@ -765,16 +768,9 @@ def scenario_concurrency(work: Path, args: argparse.Namespace, rng: random.Rando
                 repo.mutate(1)
             for process, started in processes:
                 try:
-                    out, err = process.communicate(timeout=CLI_TIMEOUT)
-                    rc = process.returncode
-                except subprocess.TimeoutExpired:
-                    kill_group(process)
-                    out, err = process.communicate()
-                    rc = None
+                    run = finish(process, started)
                 finally:
-                    reap(process)
                     activity.end()
-                run = Run(rc, out.decode(errors="replace"), err.decode(errors="replace"), time.perf_counter() - started)
                 if run.rc == 0:
                     count("builds ok")
                 elif run.refused():
