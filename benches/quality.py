@@ -3,6 +3,7 @@
     python benches/quality.py --bench ../shared/bench --repos DIR \\
                               [--json benches/results/quality.json] [--semble-python ../venv-semble/bin/python]
                               [--repos-subset NAME ...] [--quick] [--no-ablations] [--no-semble]
+                              [--variants NAME ...]   # only these presets and ablations, by name
 
     python benches/quality.py fetch --dest DIR [--bench DIR] [--repos-subset NAME ...]
                                     [--annotations [--semble-ref REF]]   # --annotations needs --bench
