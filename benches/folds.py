@@ -11,7 +11,15 @@ and `NAME.header` of a mined set are one repository), so no fold is judged on co
 For each rule and each fold, the rule is kept when its mean gain over the other folds' entries is
 positive, and the fold then scores its own entries' gain (0 when the rule was dropped). In fold is
 the plain mean gain over every entry; out of fold the mean of what the held-out folds scored.
-A rule worth keeping has a positive out-of-fold gain and is kept in every fold. Both are given
+A rule worth keeping has a positive out-of-fold gain and is kept in every fold.
+
+The variants of `quality.py --sweep NAME=V1,V2` (a constant of the post-fusion signals at other
+values) are read as choices: per fold, the value with the best mean improvement over the designed
+one on the other folds (or the designed value, when none improves on it) scores its fold; the
+table gives each value's in-fold improvement, the best, and the out-of-fold improvement of
+choosing. A constant whose out-of-fold improvement is not positive keeps its designed value.
+
+Both are given
 for all the reports together and for each set (a report, its mined variants apart: `mined`,
 `mined.docstring`, `mined.header` for a report `mined.json`); an entry's gain is weighted by its
 queries.
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -94,9 +103,61 @@ def out_of_fold(entries: list[Entry], folds: int, seed: int) -> tuple[float, int
     return weighted_mean(scored), kept
 
 
+#: A `quality.py --sweep` variant's name: the constant and the value it was set to.
+_SWEPT = re.compile(r"^default, (?P<name>[A-Z_]+)=(?P<value>[-0-9.e]+)$")
+
+
+def sweeps(gains: dict[str, list[Entry]]) -> dict[str, dict[str, list[Entry]]]:
+    """constant -> value -> entries whose gain is the value's improvement over the designed one."""
+    found: dict[str, dict[str, list[Entry]]] = defaultdict(dict)
+    for rule, entries in gains.items():
+        m = _SWEPT.match(rule)
+        if m:
+            # gain = base - ablation; the value improves on the designed one by minus that.
+            found[m["name"]][m["value"]] = [Entry(e.source, e.name, e.repository, e.queries, -e.gain) for e in entries]
+    return found
+
+
+def choose_out_of_fold(values: dict[str, list[Entry]], folds: int, seed: int) -> tuple[float, list[str]]:
+    """The out-of-fold improvement of choosing a constant's value on the training folds (the
+    designed value, improvement 0, among them), and the value each fold chose."""
+    any_entries = next(iter(values.values()))
+    repositories = sorted({e.repository for e in any_entries})
+    random.Random(seed).shuffle(repositories)
+    fold_of = {repo: i % folds for i, repo in enumerate(repositories)}
+    total = weight = 0.0
+    chosen = []
+    for fold in range(folds):
+        best, best_gain = "designed", 0.0
+        for value, entries in values.items():
+            train = weighted_mean([e for e in entries if fold_of[e.repository] != fold])
+            if train > best_gain:
+                best, best_gain = value, train
+        chosen.append(best)
+        test = [e for e in any_entries if fold_of[e.repository] == fold]
+        if best != "designed":
+            test = [e for e in values[best] if fold_of[e.repository] == fold]
+            total += sum(e.gain * e.queries for e in test)
+        weight += sum(e.queries for e in test)
+    return (total / weight if weight else 0.0), chosen
+
+
+def sweep_table(found: dict[str, dict[str, list[Entry]]], folds: int, seed: int) -> list[dict]:
+    rows = []
+    for name, values in sorted(found.items()):
+        in_fold = {value: weighted_mean(entries) for value, entries in values.items()}
+        best = max(in_fold, key=lambda v: in_fold[v])
+        oof, chosen = choose_out_of_fold(values, folds, seed)
+        rows.append({"constant": name, "values": in_fold, "in_fold_best": best if in_fold[best] > 0 else "designed",
+                     "in_fold_gain": max(0.0, in_fold[best]), "out_of_fold_gain": oof, "chosen_per_fold": chosen})
+    return rows
+
+
 def table(gains: dict[str, list[Entry]], folds: int, seed: int) -> list[dict]:
     rows = []
     for rule, entries in gains.items():
+        if _SWEPT.match(rule):
+            continue  # a constant's other values: sweep_table
         oof, kept = out_of_fold(entries, folds, seed)
         per_source = {}
         for source in sorted({e.source for e in entries}):
@@ -134,8 +195,18 @@ def main(argv: list[str] | None = None) -> int:
             p = r["per_source"].get(s)
             cells.append(f"{p['in_fold']:+.4f} / {p['out_of_fold']:+.4f}" if p else "")
         print("| " + " | ".join(cells) + " |")
+    swept = sweep_table(sweeps(gains), args.folds, args.seed)
+    if swept:
+        print("\nconstants of the post-fusion signals: each other value's improvement over the designed one;"
+              " out of fold, the value chosen on the other folds (or the designed one) scores its fold\n")
+        print("| constant | other values: in-fold improvement | best in fold | out of fold | chosen per fold |")
+        print("| --- | --- | --- | ---: | --- |")
+        for r in swept:
+            values = ", ".join(f"{v}: {g:+.4f}" for v, g in sorted(r["values"].items(), key=lambda kv: float(kv[0])))
+            print(f"| {r['constant']} | {values} | {r['in_fold_best']} ({r['in_fold_gain']:+.4f}) | "
+                  f"{r['out_of_fold_gain']:+.4f} | {', '.join(r['chosen_per_fold'])} |")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        args.json.write_text(json.dumps({"rules": rows, "constants": swept}, indent=1) + "\n")
     return 0
 
 

@@ -4,6 +4,7 @@
                               [--json benches/results/quality.json] [--semble-python ../venv-semble/bin/python]
                               [--repos-subset NAME ...] [--quick] [--no-ablations] [--no-semble]
                               [--variants NAME ...]   # only these presets and ablations, by name
+                              [--sweep NAME=V1,V2 ...]   # a rerank constant at other values (folds.py)
 
     python benches/quality.py fetch --dest DIR [--bench DIR] [--repos-subset NAME ...]
                                     [--annotations [--semble-ref REF]]   # --annotations needs --bench
@@ -274,6 +275,36 @@ def no_task_descriptions() -> Iterator[None]:
         search.classify = original
 
 
+@contextmanager
+def rerank_constant(name: str, value: float) -> Iterator[None]:
+    """A tuned number of the post-fusion signals set to `value` (they are read when used)."""
+    from maguyva.query import rerank
+
+    original = getattr(rerank, name)
+    setattr(rerank, name, value)
+    try:
+        yield
+    finally:
+        setattr(rerank, name, original)
+
+
+def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
+    """The variants of `--sweep NAME=V1,V2`: the default preset with NAME at each value."""
+    from maguyva.query import rerank
+
+    name, _, values = spec.partition("=")
+    designed = getattr(rerank, name, None)
+    if not isinstance(designed, int | float) or isinstance(designed, bool) or not values:
+        parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.query.rerank")
+    try:
+        numbers = [float(v) for v in values.split(",")]
+    except ValueError:
+        parser.error(f"--sweep {spec}: the values must be numbers")
+    return [Variant(f"default, {name}={v:g}", "default", f"default preset with {name} = {v:g} (designed {designed:g})",
+                    lambda _r, v=v: rerank_constant(name, v), base="maguyva default")
+            for v in numbers if v != designed]
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """One way of running maguyva: a preset, and optionally one change made for its duration."""
@@ -538,13 +569,15 @@ def find_rg() -> str | None:
 
 
 def run_methods(repos: list[BenchRepo], rg: str, ablations: bool, semble_python: Path | None,
-                semble_model: Path | None, only: list[str] | None = None,
+                semble_model: Path | None, only: list[str] | None = None, sweeps: list[Variant] | None = None,
                 ) -> tuple[list[dict], list[MethodInfo], dict[str, Any] | None]:
     """Every method's scored answers, the methods in table order, and what semble ran as.
-    `only` names the maguyva variants to run (default: the presets, and the ablations)."""
+    `only` names the maguyva variants to run (default: the presets, and the ablations);
+    `sweeps` are run besides them."""
     variants = PRESET_VARIANTS + (ABLATION_VARIANTS if ablations or only else [])
     if only:
         variants = [v for v in variants if v.name in only]
+    variants += sweeps or []
     methods = [MethodInfo(v.name, "ablation" if v.base else "maguyva", v.description, "maguyva", v.base)
                for v in variants]
     rows: list[dict] = []
@@ -618,8 +651,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     args.index_root.mkdir(parents=True, exist_ok=True)
     build_cold(repos, args.index_root)
+    sweeps = [v for spec in args.sweep or [] for v in sweep_variants(parser, spec)]
     rows, methods, semble_info = run_methods(repos, rg, not args.no_ablations, semble_python, args.semble_model,
-                                             args.variants)
+                                             args.variants, sweeps)
 
     import bm25s
     import maguyva
@@ -749,6 +783,9 @@ def run_parser() -> argparse.ArgumentParser:
                         help="model2vec model folder for semble (default: maguyva's shipped static model)")
     parser.add_argument("--no-semble", action="store_true", help="skip semble")
     parser.add_argument("--no-ablations", action="store_true", help="maguyva's presets only")
+    parser.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
+                        help="also run the default preset with a constant of maguyva.query.rerank set to each "
+                             "value (repeatable); benches/folds.py then chooses among them out of fold")
     parser.add_argument("--variants", nargs="+", metavar="NAME",
                         help="only these maguyva presets and ablations, by name (\"maguyva default\" ...)")
     return parser
