@@ -184,7 +184,7 @@ def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
         return default
     try:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeDecodeError):
         return default
     finally:
         db.close()
@@ -302,18 +302,24 @@ def load_previous_records(
     """
     try:
         generation = store.current_generation(index_dir)
+        # Checked before anything is read from them. A folder without a manifest is checked
+        # after its format version, which an older layout fails (and says so).
+        checked = (generation / store.MANIFEST).exists()
+        if checked:
+            store.verify(generation, (store.META, store.CODES))
         db = store.open_database(generation)
     except store.IndexNotFoundError:
         return {}
     except store.IndexStoreError as err:
         _say_damaged(warnings, err)
         return {}
-    try:
-        store.verify(generation, (store.META, store.CODES))
-    except store.IndexStoreError as err:
-        db.close()
-        _say_damaged(warnings, err)
-        return {}
+    if not checked:
+        try:
+            store.verify(generation, (store.META, store.CODES))
+        except store.IndexStoreError as err:
+            db.close()
+            _say_damaged(warnings, err)
+            return {}
     try:
         meta = store.read_meta(db)
         if meta.get("embedder") != json.dumps(embedder_identity(model)):

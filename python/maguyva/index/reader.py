@@ -97,7 +97,7 @@ class IndexReader:
         with self._db_lock:
             try:
                 return self.db.execute(statement, parameters).fetchall()
-            except sqlite3.DatabaseError as err:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
                 raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
 
     @property

@@ -488,7 +488,7 @@ def open_database(generation: Path) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         row = db.execute("SELECT value FROM meta WHERE key = 'format_version'").fetchone()
-    except sqlite3.Error as err:
+    except (sqlite3.Error, UnicodeDecodeError) as err:  # a damaged page may hold text that is not UTF-8
         if db is not None:
             db.close()
         raise damaged(path, f"is unreadable ({err})") from None
