@@ -107,7 +107,9 @@ def _checked_config(folder: Path) -> bytes:
     sums = folder / CHECKSUMS
     if not sums.exists():
         return config  # a model made by hand: its config is trusted as it is
-    lines = sums.read_bytes().decode("ascii", "replace").splitlines()
+    lines = sums.read_bytes().decode("ascii", "replace").split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline (only "\n" ends a line: no other control character passes)
     recorded = dict(reversed(line.split("  ", 1)) for line in lines if "  " in line)
     if len(recorded) != len(lines) or recorded.get("config.json") != hashlib.sha256(config).hexdigest():
         raise EmbeddingError(
