@@ -939,14 +939,21 @@ def fill(mount_point: Path, leave: int) -> int:
     return filler.stat().st_size
 
 
-def scenario_disk_full(work: Path, args: argparse.Namespace, rng: random.Random, deadline: Deadline) -> Scenario:
-    result = Scenario("3 disk full")
+def small_disk_setup(work: Path, args: argparse.Namespace,
+                     rng: random.Random) -> tuple[SyntheticRepo, Path, list[str], int]:
+    """A new repository, its reference index and questions, and a tmpfs size (KB) that holds a
+    few generations of it: what scenarios 3 and 4 start from."""
     repo = SyntheticRepo(work / "repo", random.Random(rng.random()))
     repo.create(args.files)
     reference = work / "reference"
     queries = queries_for(repo)
     build_reference(repo.root, reference, queries)
-    size_kb = max(4096, 4 * generation_bytes(reference) // 1024)
+    return repo, reference, queries, max(4096, 4 * generation_bytes(reference) // 1024)
+
+
+def scenario_disk_full(work: Path, args: argparse.Namespace, rng: random.Random, deadline: Deadline) -> Scenario:
+    result = Scenario("3 disk full")
+    repo, reference, queries, size_kb = small_disk_setup(work, args, rng)
     levels = args.disk_levels
     with tmpfs(work / "mnt", size_kb) as (mount_point, why):
         if mount_point is None:
@@ -1013,12 +1020,7 @@ def scenario_disk_full(work: Path, args: argparse.Namespace, rng: random.Random,
 
 def scenario_read_only(work: Path, args: argparse.Namespace, rng: random.Random, deadline: Deadline) -> Scenario:
     result = Scenario("4 read-only index folder")
-    repo = SyntheticRepo(work / "repo", random.Random(rng.random()))
-    repo.create(args.files)
-    reference = work / "reference"
-    queries = queries_for(repo)
-    build_reference(repo.root, reference, queries)
-    size_kb = max(4096, 4 * generation_bytes(reference) // 1024)
+    repo, reference, queries, size_kb = small_disk_setup(work, args, rng)
     with tmpfs(work / "mnt", size_kb) as (mount_point, why):
         if mount_point is None:
             result.skipped = args.ro_trials
