@@ -470,13 +470,13 @@ _EXCEPTION_NAME = re.compile(
     r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Panic)"
     r"|StopIteration|StopAsyncIteration|KeyboardInterrupt|GeneratorExit|SystemExit)\b"
 )
-#: A run of lower-case module names, each followed by a dot (`requests.exceptions.`).
+#: A run of lower-case module names, each followed by a dot (`wirekit.errors.`).
 _MODULE_PATH = re.compile(r"\b(?:[a-z_]\w*\.)+")
 
 
 def _exceptions(text: str) -> Iterator[str]:
     """The exception names of `text` in order, each with the module path written before it
-    (`requests.exceptions.ConnectionError`), as one pattern (`_MODULE_PATH` repeated zero or
+    (`wirekit.errors.ConnectionError`), as one pattern (`_MODULE_PATH` repeated zero or
     more times, then `_EXCEPTION_NAME`) would find them, in linear time. That pattern retries its
     module path from every dot of a long dotted run that ends in no exception ("a.a.a.a..."), in
     time quadratic in the run's length. Here each path is read once: a name (it starts with a
