@@ -314,6 +314,7 @@ class Variant:
     description: str
     change: Callable[[list[BenchRepo]], ContextManager[None]] | None = None
     base: str | None = None  # for an ablation, the preset's variant it is compared with
+    ranking: str = "learned"  # how the ranking signals are weighed (Index.search's `ranking`)
 
 
 PRESET_VARIANTS = [
@@ -332,6 +333,9 @@ ABLATION_VARIANTS = [
             lambda _r: rrf_k("default", 60), base="maguyva default"),
     Variant("thorough, RRF k 40", "thorough", "thorough preset with RRF k = 40 (designed 60)",
             lambda _r: rrf_k("thorough", 40), base="maguyva thorough"),
+    Variant("default, hand-set ranking", "default",
+            "default preset, the ranking signals weighed by their hand-set numbers, not the learned model",
+            base="maguyva default", ranking="hand"),
     Variant("default, no post-fusion signals", "default",
             "default preset, fused candidates in RRF order (no path, definition or secondary-code signal)",
             lambda r: post_fusion_signals(r, None), base="maguyva default"),
@@ -367,7 +371,7 @@ def run_variant(variant: Variant, repos: list[BenchRepo]) -> list[dict]:
         for repo in repos:
             repo.index.search(repo.queries[0]["query"], top_k=TOP_K, preset=variant.preset)  # warm-up
             for q in repo.queries:
-                response = repo.index.search(q["query"], top_k=TOP_K, preset=variant.preset)
+                response = repo.index.search(q["query"], top_k=TOP_K, preset=variant.preset, ranking=variant.ranking)
                 results = [(h.path, h.start_line, h.end_line) for h in response.results]
                 rows.append(score(variant.name, repo, q, results, response.elapsed_ms))
     return rows

@@ -168,10 +168,22 @@ def test_mcp_with_a_missing_path_is_one_line(capsys):
     assert capsys.readouterr().err.strip() == "maguyva: path not found: /no/such/path"
 
 
-def test_explain_adds_up_the_score(repo, capsys):
+def test_explain_adds_up_the_learned_score(repo, capsys):
     assert main(["search", "how does retry work", str(repo), "--explain", "--top-k", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("intent understand_code") and "route rrf" in lines[0]
+    assert lines[0].startswith("intent understand_code") and "ranking ranker.json" in lines[0]
+    score_line = next(line for line in lines if line.strip().startswith("score "))
+    total, _, weighed = score_line.partition("; score = ")
+    # "a fused + b text_contribution - c secondary_code_x_score ...": the terms add up to the score.
+    terms = re.findall(r"(?:^|([+-]) )([0-9.]+) [a-z_]+", weighed)
+    value = sum(float(v) * (-1 if sign == "-" else 1) for sign, v in terms)
+    assert terms and float(total.split()[1]) == pytest.approx(value, abs=2e-4)
+
+
+def test_explain_adds_up_the_hand_set_score(repo, capsys):
+    assert main(["search", "how does retry work", str(repo), "--explain", "--top-k", "1", "--ranking", "hand"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("intent understand_code") and "route rrf" in lines[0] and "ranking hand" in lines[0]
     score_line = next(line for line in lines if line.strip().startswith("score "))
     total, parts = score_line.split("=", 1)
     # Every term is "+value)"; they add up to the score, times the demotions' factors if any.

@@ -12,6 +12,7 @@ import pytest
 
 from maguyva import Index
 from maguyva.query.classify import classify
+from maguyva.index.roles import is_secondary_path
 from maguyva.query.rerank import (
     FILE_AGREEMENT,
     FILE_NAME_BONUS,
@@ -28,7 +29,6 @@ from maguyva.query.rerank import (
     headers_beside_sources,
     import_sources,
     initialisms,
-    is_secondary_path,
     matched_share,
     name_words,
     named_symbols,
@@ -247,7 +247,7 @@ def chunk_of(index: Index, path: str) -> int:
 
 
 def test_definition_outranks_mentions(index: Index):
-    results = index.search("SessionStore").results
+    results = index.search("SessionStore", ranking="hand").results
     assert results[0].path == "store/session_store.py"
     assert results[0].adjustments["definition"] > 0
     # Without the signals, fusion alone may put a chunk that mentions it more often first; with
@@ -279,7 +279,7 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     assert adjusted[limiter].file_name == FILE_NAME_BONUS and adjusted[handlers].file_name == 0
     off = rerank(reader, query, classify(query), {limiter: 1.0}, Signals(paths=False))
     assert off[limiter].path == off[limiter].file_name == 0
-    results = index.search(query).results
+    results = index.search(query, ranking="hand").results
     assert results[0].path == "ratelimit/limiter.py"
     # The explanation adds up to the score.
     for hit in results:
@@ -591,7 +591,7 @@ def test_a_name_defined_outside_the_index_is_answered_by_its_reexport(reexported
     assert definition_bonuses(reader, ["FromRequest"], 3.0) == {chunk: 3.0}
     # A name the index defines keeps its definition, not its importers.
     assert set(definition_bonuses(reader, ["Query"], 3.0)) == {chunk_of(reexported, "app/extract/query.py")}
-    results = reexported.search("FromRequest").results
+    results = reexported.search("FromRequest", ranking="hand").results
     assert results[0].path == "app/extract/__init__.py"
     assert results[0].adjustments["definition"] > 0
 

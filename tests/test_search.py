@@ -225,20 +225,25 @@ def test_vendored_copy_ranks_below_the_project_code(index):
     assert paths.index("auth/session.py") < paths.index("vendor/lib/session.py")
 
 
-def test_results_explain_themselves_and_are_one_per_file(index):
-    response = index.search("parse config base url", top_k=3)
+@pytest.mark.parametrize("ranking", ["hand", "learned"])
+def test_results_explain_themselves_and_are_one_per_file(index, ranking):
+    response = index.search("parse config base url", top_k=3, ranking=ranking)
     assert len(response.results) == 3
     paths = [h.path for h in response.results]
     assert len(paths) == len(set(paths))
     # Asked for more results than there are files to show: the best chunk of every file first,
     # then further chunks of the same files, never fewer results than the candidates allow.
-    many = index.search("parse config base url", top_k=40)
+    many = index.search("parse config base url", top_k=40, ranking=ranking)
     paths = [h.path for h in many.results]
     files = len(set(paths))
     assert len(paths) > files and len(set(paths[:files])) == files
     assert len({(h.path, h.start_line) for h in many.results}) == len(paths)
     for hit in response.results + many.results:
         assert set(hit.modalities) <= set(response.modalities_run)
+        if ranking == "learned":
+            # Each feature's weight times its value: they add up to the score.
+            assert not hit.adjustments and hit.score == pytest.approx(sum(hit.features.values()))
+            continue
         assert hit.modalities or hit.adjustments.get("definition")
         bonus = sum(hit.adjustments.get(k, 0.0) for k in ("definition", "path", "file_name", "coherence", "agreement"))
         factor = math.prod(v for k, v in hit.adjustments.items() if k.endswith("_factor"))

@@ -11,7 +11,8 @@ import pytest
 from maguyva import Index
 from maguyva.query.classify import Classification, classify
 from maguyva.query.retrievers.base import Query
-from maguyva.query.retrievers.structural import StructuralRetriever, is_test_path, symbol_table
+from maguyva.index.roles import is_test_path
+from maguyva.query.retrievers.structural import StructuralRetriever, symbol_table
 from maguyva.query.tokens import (
     identifiers,
     looks_like_code,

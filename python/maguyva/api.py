@@ -14,7 +14,7 @@ from maguyva.index.freshness import Changes, FreshnessCheck
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse
-from maguyva.query.search import Searcher
+from maguyva.query.search import DEFAULT_RANKING, Searcher
 
 
 class Index:
@@ -43,13 +43,17 @@ class Index:
         self._freshness: FreshnessCheck | None = None
         self._freshness_lock = threading.Lock()
 
-    def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
+    def search(
+        self, query: str, top_k: int = 10, preset: str = "default", ranking: str = DEFAULT_RANKING
+    ) -> SearchResponse:
         """Answer `query` with at most `top_k` results, one per file, best first.
 
         `preset` is "quick" (semantic only), "default" (semantic, text, structural) or
-        "thorough" (all four modalities). Safe to call from several threads.
+        "thorough" (all four modalities). `ranking` is "learned" (the shipped model weighs the
+        ranking signals) or "hand" (their hand-set weights, for comparison). Safe to call from
+        several threads.
         """
-        return self.searcher.search(query, top_k=top_k, preset=preset)
+        return self.searcher.search(query, top_k=top_k, preset=preset, ranking=ranking)
 
     @property
     def searcher(self) -> Searcher:

@@ -79,9 +79,12 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")
     search.add_argument("--preset", choices=["quick", "default", "thorough"], default="default",
                         help="quick: semantic only; default: semantic, text, structural; thorough: all four")
+    search.add_argument("--ranking", choices=["learned", "hand"], default="learned",
+                        help="how the ranking signals are weighed: learned (the shipped model, default) "
+                             "or hand (their hand-set weights, for comparison)")
     search.add_argument("--json", action="store_true", help="print the response as JSON (stable keys)")
     search.add_argument("--explain", action="store_true",
-                        help="show intent, confidence, route and each result's per-modality ranks")
+                        help="show intent, confidence, route and what made each result's score")
     add_index_dir(search, Path)
     search.set_defaults(run=run_search)
 
@@ -192,7 +195,7 @@ def run_search(args: argparse.Namespace) -> int:
     from maguyva.index.progress import Progress
 
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
-        answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset)
+        answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset, ranking=args.ranking)
         say_refresh_warnings(answer)  # on stderr in both forms: --json's stdout stays JSON
         if args.json:
             # One repository answers in Index.search's shape; several add each result's "repo".
@@ -216,9 +219,14 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 def explanation(hit: Hit) -> str:
-    """What made a result's score: each modality's rank and contribution, then the post-fusion
+    """What made a result's score: each modality's rank and contribution, then, with the learned
+    ranking, each feature's part of the score (`maguyva.query.rank`), or the hand-set post-fusion
     bonuses and factor (`maguyva.query.rerank`)."""
     parts = [f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()]
+    if hit.features:
+        found = "; ".join(parts) or "no modality (added by a ranking signal)"
+        weighed = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.4f} {name}" for name, v in hit.features.items())
+        return f"{found}; score = {weighed.removeprefix('+ ')}"
     bonuses = {name: value for name, value in hit.adjustments.items() if not name.endswith("_factor")}
     factors = [f"{value:g} ({name.removesuffix('_factor').replace('_', ' ')})"
                for name, value in hit.adjustments.items() if name.endswith("_factor")]
@@ -244,6 +252,7 @@ def print_response(answer: CorpusResponse, explain: bool, several: bool = False)
         print(printable(
             f"intent {response.intent} ({response.confidence:.2f}, rule {response.rule}{subject}); "
             f"route {response.fusion_strategy} over {', '.join(response.modalities_run)}; "
+            f"ranking {response.ranking}; "
             f"{response.elapsed_ms:.1f} ms; {reindexed} files re-indexed first"
         ))
     if not response.results:

@@ -43,6 +43,7 @@ from maguyva.query import route
 from maguyva.query.classify import classify
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
+from maguyva.query.search import DEFAULT_RANKING, RANKINGS
 from maguyva.repository import LOCK_WAIT_SECONDS, Refresh, Repository
 
 #: A location's chunk used as a find_similar question is cut to this many lines and characters:
@@ -227,15 +228,22 @@ class Corpus:
     # Questions ---------------------------------------------------------------------------
 
     def search(
-        self, query: str, *, top_k: int = 10, preset: str = "default", repo: str | None = None
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        preset: str = "default",
+        repo: str | None = None,
+        ranking: str = DEFAULT_RANKING,
     ) -> CorpusResponse:
-        """Answer `query` over the corpus (or the repository `repo`), after refreshing it."""
+        """Answer `query` over the corpus (or the repository `repo`), after refreshing it.
+        `ranking` is "learned" or "hand" (`Index.search`)."""
         if not query.strip():
             raise RequestError("the query is empty")
-        _check_options(top_k, preset)
+        _check_options(top_k, preset, ranking)
         repositories, refreshes = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
-            return self._answer(opened, query, top_k, preset, refreshes)
+            return self._answer(opened, query, top_k, preset, refreshes, ranking=ranking)
 
     def find_related(
         self, path: str, line: int, *, repo: str | None = None, top_k: int = 10, preset: str = "default"
@@ -384,6 +392,7 @@ class Corpus:
         preset: str,
         refreshes: dict[str, Refresh],
         exclude: tuple[str, int] | None = None,
+        ranking: str = DEFAULT_RANKING,
     ) -> CorpusResponse:
         """Each repository's answer (`Index.search`, all of its ranking), fused into one."""
         started = time.perf_counter()
@@ -391,7 +400,7 @@ class Corpus:
 
         def answer(position: int) -> SearchResponse:
             repo, index = opened[position]
-            response = index.search(query, top_k=asked, preset=preset)
+            response = index.search(query, top_k=asked, preset=preset, ranking=ranking)
             results = response.results
             if exclude is not None and exclude[0] == repo.name:
                 results = [h for h in results if h.chunk != exclude[1]]
@@ -569,8 +578,10 @@ def distinct_names(roots: Sequence[Path]) -> list[str]:
             return [str(r) for r in roots]
 
 
-def _check_options(top_k: int, preset: str) -> None:
+def _check_options(top_k: int, preset: str, ranking: str = DEFAULT_RANKING) -> None:
     if top_k < 1:
         raise RequestError(f"top_k must be at least 1, not {top_k}")
     if preset not in PRESETS:
         raise RequestError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+    if ranking not in RANKINGS:
+        raise RequestError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from maguyva.index.graph import Edge
 from maguyva.index.reader import IndexReader
-from maguyva.query.demote import path_demotion
-from maguyva.query.retrievers.structural import KIND_FAMILIES, is_test_path
+from maguyva.index.roles import is_test_path, path_demotion
+from maguyva.query.retrievers.structural import KIND_FAMILIES
 from maguyva.query.tokens import normalize_qualified
 
 #: Symbol kinds a definition can be looked up by (each also admits its family: asking for a

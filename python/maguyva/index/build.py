@@ -26,7 +26,7 @@ import numpy as np
 
 from maguyva._core import TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, make_embedder
-from maguyva.index import graph, store
+from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, parse_file
@@ -463,12 +463,14 @@ def _insert_rows(
 ) -> None:
     chunk_id = 0
     symbol_id = 0
-    for file_id, r in enumerate(records):
+    file_roles = roles.roles_of([r.path for r in records], [r.language for r in records])
+    for file_id, (r, role) in enumerate(zip(records, file_roles)):
         file_centrality = float(node_centrality[file_id])
+        names = {"parts": list(role.parts), "versions": list(role.versions)} if role.parts or role.versions else None
         db.execute(
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, file_centrality,
-             int(node_degree[file_id])),
+             int(node_degree[file_id]), role.bits, json.dumps(names) if names else None),
         )
         by_name: dict[str, float] = {}
         for s in r.symbols:

@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 
 from maguyva._core import CorruptIndexError, TrigramIndex
-from maguyva.index import graph, store
+from maguyva.index import graph, roles, store
 
 #: Results ending within this many lines of a file's top are cut from its bytes by splitting.
 _SPLIT_LINES = 64
@@ -61,10 +61,16 @@ class IndexReader:
             if not manifest_written:
                 store.verify(generation)
             self.meta = store.read_meta(self.db)
-            self.files = [
-                FileInfo(row[0], store.path_from_db(row[1]), *row[2:])
-                for row in self.db.execute("SELECT id, path, language, size, mtime_ns, sha256 FROM files ORDER BY id")
-            ]
+            file_rows = self.db.execute(
+                "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
+            ).fetchall()
+            self.files = [FileInfo(row[0], store.path_from_db(row[1]), *row[2:6]) for row in file_rows]
+            #: Each file's roles (`maguyva.index.roles`), found at build time: a bit per role.
+            self.file_roles = np.array([row[6] for row in file_rows], dtype=np.int64)
+            #: file id -> the part names and versions that qualify its roles (only files with some).
+            self.file_role_names: dict[int, dict[str, list[str]]] = {
+                row[0]: json.loads(row[7]) for row in file_rows if row[7]
+            }
             rows = self.db.execute(
                 "SELECT file_id, start_line, end_line, symbol, centrality FROM chunks ORDER BY id"
             ).fetchall()
@@ -245,9 +251,7 @@ class IndexReader:
     def chunk_demotion(self) -> np.ndarray:
         """The ranking multiplier of every chunk's path (1, or less for vendored, built,
         minified or generated code)."""
-        from maguyva.query.demote import path_demotion
-
-        per_file = np.array([path_demotion(f.path) for f in self.files], dtype=np.float32)
+        per_file = np.where(self.file_roles & roles.VENDORED, roles.DEMOTION, 1.0).astype(np.float32)
         return per_file[self.chunk_file] if len(self.chunk_file) else np.zeros(0, dtype=np.float32)
 
     def close(self) -> None:

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -63,7 +63,9 @@ CREATE TABLE files (
     mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
     centrality REAL NOT NULL DEFAULT 0,
-    in_degree INTEGER NOT NULL DEFAULT 0   -- files importing this one
+    in_degree INTEGER NOT NULL DEFAULT 0,  -- files importing this one
+    roles INTEGER NOT NULL DEFAULT 0,      -- a bit per role (index/roles.py)
+    role_names TEXT                        -- JSON {"parts": [...], "versions": [...]}, or NULL
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,          -- also the row in codes.npy

@@ -65,6 +65,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.classify import Classification
 from maguyva.query.retrievers.structural import SymbolTable, symbol_table
@@ -74,20 +75,14 @@ from maguyva.query.tokens import STOPWORDS, split_identifier, stem
 SECONDARY_CODE = 0.3
 #: Score multiplier of a C/C++ header in the folder of a source file of the same name.
 HEADER_BESIDE_SOURCE = 0.5
-_HEADER_EXTENSIONS = frozenset({"h", "hh", "hpp", "hxx"})
-_SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
 #: Score multiplier of code under a version folder that has a newer sibling, for a question that
 #: does not name that version.
 OLDER_VERSION = 0.5
-_VERSION_FOLDER = re.compile(r"v(\d+)")
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
 #: Score multiplier of a part of a file beside the whole (`SqlMapper.Async.cs` beside `SqlMapper.cs`).
 PART_BESIDE_WHOLE = 0.5
 #: Score multiplier of a Windows port of a file that has a twin for other systems.
 WINDOWS_PORT = 0.5
-_WINDOWS_FOLDERS = frozenset({"win", "win32", "windows"})
-_WINDOWS_SUFFIX = re.compile(r"^(?P<base>.+)_windows$")
-_PLATFORM_SUFFIX = re.compile(r"^(?P<base>.+)_(?:unix|posix|linux|darwin|bsd|freebsd|openbsd|netbsd|solaris|aix)$")
 _WINDOWS_IN_QUESTION = re.compile(r"\b(?:win(?:32|64|dows|sock)?|iocp|msvc|mingw)\b", re.I)
 #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
 #: the most, and the intents and classifier rules it applies to.
@@ -121,17 +116,6 @@ _VALUE_KINDS = frozenset({"field", "variable", "constant"})
 #: Rules whose subject is a symbol's name.
 _NAME_RULES = frozenset({"definition_keyword", "definition_phrase", "identifier"})
 
-_SECONDARY_FOLDERS = frozenset(
-    {"example", "examples", "_examples", "docs_src", "compat", "_compat", "legacy"}
-    | {"bench", "benches", "benchmark", "benchmarks"}
-    | {"test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata"}
-)
-#: Test files by their languages' conventions only: a test framework's own `test_functions.bash`
-#: or a `tests.rs` module is the code being asked about, not a test of it.
-_TEST_FILE = re.compile(
-    r"^test_\w*\.py$|^conftest\.py$|_test\.(?:go|py|rb|c|cc|cpp|exs?|lua|dart)$|_spec\.rb$"
-    r"|[._](?:test|spec)\.[cm]?[jt]sx?$|[a-z0-9](?:Test|Tests|Spec|IT)\.(?:java|kt|cs|swift|scala|php|groovy)$"
-)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 #: No initials: what `initialisms` finds in a question without runs of words.
@@ -163,37 +147,17 @@ class Signals:
 @per_reader
 def headers_beside_sources(reader: IndexReader) -> frozenset[int]:
     """The files of `reader`'s index that are C/C++ headers in the folder of a source file of
-    the same name."""
-    paths = {info.path for info in reader.files}
-    found = set()
-    for file_id, info in enumerate(reader.files):
-        base, dot, extension = info.path.rpartition(".")
-        if dot and extension.lower() in _HEADER_EXTENSIONS and any(f"{base}.{e}" in paths for e in _SOURCE_EXTENSIONS):
-            found.add(file_id)
-    return frozenset(found)
+    the same name (a role found at build time)."""
+    return frozenset(np.flatnonzero(reader.file_roles & roles.HEADER_BESIDE_SOURCE).tolist())
 
 
 @per_reader
 def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
     """The files of `reader`'s index under a version folder (`v3/`) that has a newer sibling
     (`v4/`), with the versions of those folders."""
-    newest: dict[str, int] = {}
-    found: list[tuple[int, list[tuple[str, int]]]] = []
-    for file_id, info in enumerate(reader.files):
-        folders = info.path.split("/")[:-1]
-        versions = []
-        for depth, folder in enumerate(folders):
-            m = _VERSION_FOLDER.fullmatch(folder)
-            if m is not None:
-                parent = "/".join(folders[:depth])
-                newest[parent] = max(newest.get(parent, 0), int(m[1]))
-                versions.append((parent, int(m[1])))
-        if versions:
-            found.append((file_id, versions))
     return {
-        file_id: frozenset(str(v) for _, v in versions)
-        for file_id, versions in found
-        if any(v < newest[parent] for parent, v in versions)
+        file_id: frozenset(reader.file_role_names[file_id]["versions"])
+        for file_id in np.flatnonzero(reader.file_roles & roles.OLDER_VERSION).tolist()
     }
 
 
@@ -202,66 +166,17 @@ def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
     """The files of `reader`'s index named `Name.Part.ext` in the folder of a `Name.ext` (a C#
     partial class split by concern, a module's declarations or variant), with the words of
     their part names."""
-    paths = {info.path for info in reader.files}
-    found: dict[int, frozenset[str]] = {}
-    for file_id, info in enumerate(reader.files):
-        folder, slash, name = info.path.rpartition("/")
-        first, *rest = name.split(".")
-        if not first or len(rest) < 2:
-            continue
-        *middle, extension = rest
-        if f"{folder}{slash}{first}.{extension}" in paths:
-            found[file_id] = frozenset().union(*map(_name_words, middle))
-    return found
+    return {
+        file_id: frozenset().union(*map(_name_words, reader.file_role_names[file_id]["parts"]))
+        for file_id in np.flatnonzero(reader.file_roles & roles.PART_BESIDE_WHOLE).tolist()
+    }
 
 
 @per_reader
 def windows_ports(reader: IndexReader) -> frozenset[int]:
     """The files of `reader`'s index that are the Windows side of a file written once per
-    platform: under a Windows folder with a same-named file under a sibling folder
-    (`src/win/tcp.c` beside `src/unix/tcp.c`), or named for Windows beside a file of the same
-    base name (`fd_windows.go` beside `fd_unix.go` or `fd.go`)."""
-    paths = [info.path for info in reader.files]
-    wanted: dict[tuple[str, str], list[int]] = {}  # (parent, rest) -> Windows files
-    for file_id, path in enumerate(paths):
-        parts = path.split("/")
-        for depth, folder in enumerate(parts[:-1]):
-            if folder.lower() in _WINDOWS_FOLDERS:
-                key = ("/".join(parts[:depth]), "/".join(parts[depth + 1 :]))
-                wanted.setdefault(key, []).append(file_id)
-    found: set[int] = set()
-    if wanted:
-        for path in paths:
-            parts = path.split("/")
-            for depth in range(len(parts) - 1):
-                if parts[depth].lower() in _WINDOWS_FOLDERS:
-                    continue
-                ports = wanted.get(("/".join(parts[:depth]), "/".join(parts[depth + 1 :])))
-                if ports:
-                    found.update(ports)
-    bases: set[tuple[str, str, str]] = set()  # (folder, base name, extension) of other files
-    ported: list[tuple[int, tuple[str, str, str]]] = []
-    for file_id, path in enumerate(paths):
-        folder, _, name = path.rpartition("/")
-        stem, dot, extension = name.rpartition(".")
-        if not dot:
-            continue
-        windows = _WINDOWS_SUFFIX.fullmatch(stem)
-        if windows is not None:
-            ported.append((file_id, (folder, windows["base"], extension)))
-            continue
-        other = _PLATFORM_SUFFIX.fullmatch(stem)
-        bases.add((folder, other["base"] if other else stem, extension))
-    found.update(file_id for file_id, key in ported if key in bases)
-    return frozenset(found)
-
-
-def is_secondary_path(path: str, language: str | None) -> bool:
-    """Tests, examples, compatibility shims, and files in no programming language."""
-    *folders, name = path.split("/")
-    if language is None or _TEST_FILE.search(name):
-        return True
-    return any(folder.lower() in _SECONDARY_FOLDERS for folder in folders)
+    platform (`src/win/tcp.c` beside `src/unix/tcp.c`, `fd_windows.go` beside `fd_unix.go`)."""
+    return frozenset(np.flatnonzero(reader.file_roles & roles.WINDOWS_PORT).tolist())
 
 
 @lru_cache(maxsize=65536)
@@ -578,20 +493,27 @@ class Adjustment:
         return explained
 
 
+#: The demotions, in the order an explanation lists them.
+DEMOTIONS: tuple[str, ...] = ("secondary_code", "header_beside_source", "part_beside_whole", "older_version", "windows_port")
+
+
+def demotion_factors() -> dict[str, float]:
+    """Each demotion's factor (read when used: the benchmarks sweep them)."""
+    return {
+        "secondary_code": SECONDARY_CODE,
+        "header_beside_source": HEADER_BESIDE_SOURCE,
+        "part_beside_whole": PART_BESIDE_WHOLE,
+        "older_version": OLDER_VERSION,
+        "windows_port": WINDOWS_PORT,
+    }
+
+
 def _demotions(
     secondary: bool, header: bool, part: bool, outdated: bool, windows_port: bool
 ) -> tuple[tuple[str, float], ...]:
-    return tuple(
-        (why, factor)
-        for why, factor, applies in (
-            ("secondary_code", SECONDARY_CODE, secondary),
-            ("header_beside_source", HEADER_BESIDE_SOURCE, header),
-            ("part_beside_whole", PART_BESIDE_WHOLE, part),
-            ("older_version", OLDER_VERSION, outdated),
-            ("windows_port", WINDOWS_PORT, windows_port),
-        )
-        if applies
-    )
+    factors = demotion_factors()
+    applies = (secondary, header, part, outdated, windows_port)
+    return tuple((why, factors[why]) for why, on in zip(DEMOTIONS, applies) if on)
 
 
 def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float]:
@@ -685,7 +607,7 @@ class _FileSignals:
                 FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
             ),
             demotions=_demotions(
-                self.secondary and is_secondary_path(info.path, info.language),
+                self.secondary and bool(self.reader.file_roles[file_id] & roles.SECONDARY),
                 file_id in self.headers,
                 unasked_part,
                 outdated,

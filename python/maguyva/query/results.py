@@ -30,6 +30,9 @@ class Hit:
     #: secondary_code, header_beside_source, part_beside_whole, older_version, windows_port); empty
     #: if none.
     adjustments: dict[str, float] = field(default_factory=dict)
+    #: With a learned ranking (`maguyva.query.rank`), each feature's part of the score: the
+    #: score is their sum. Empty under the hand-set signals, or when nothing was ranked.
+    features: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,8 @@ class SearchResponse:
     modalities_run: tuple[str, ...] = ()
     elapsed_ms: float = 0.0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: What weighed the post-fusion signals: the learned model's name, or "hand".
+    ranking: str = "hand"
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dictionary (the `--json` output of the command line)."""
@@ -58,6 +63,7 @@ class SearchResponse:
             "subject": self.subject,
             "fusion_strategy": self.fusion_strategy,
             "preset": self.preset,
+            "ranking": self.ranking,
             "modalities_run": list(self.modalities_run),
             "elapsed_ms": round(self.elapsed_ms, 3),
             "results": [
@@ -72,6 +78,7 @@ class SearchResponse:
                         for name, p in h.modalities.items()
                     },
                     **({"adjustments": {k: round(v, 6) for k, v in h.adjustments.items()}} if h.adjustments else {}),
+                    **({"features": {k: round(v, 6) for k, v in h.features.items()}} if h.features else {}),
                     "snippet": h.snippet,
                 }
                 for h in self.results

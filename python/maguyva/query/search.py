@@ -13,7 +13,7 @@ from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
 from maguyva.index.reader import IndexReader
 from maguyva.index.store import shown_path
-from maguyva.query import route
+from maguyva.query import rank, route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.intents import ANSWER_SPAN_MODALITY, MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
@@ -38,6 +38,10 @@ SNIPPET_LINE_CHARS = 400
 #: of 4 threads 2.3-3.4 and 2.8-3.2. Over large indexes the kernels (Hamming scan, trigram
 #: verification) run for milliseconds without the GIL, and running them side by side pays.
 PARALLEL_MIN_CHUNKS = 50_000
+#: How the post-fusion signals are weighed: "learned" (`rank.shipped_model`, trained with
+#: repository folds by benches/ranker.py) or "hand" (the numbers of `rerank`).
+RANKINGS = ("learned", "hand")
+DEFAULT_RANKING = "learned"
 
 
 class QueryTooLongError(ValueError):
@@ -58,10 +62,17 @@ class Searcher:
         reader: IndexReader,
         embedder: Callable[[], Embedder] | None = None,
         signals: Signals | None = Signals(),
+        ranker: rank.RankModel | None = None,
     ):
         self.reader = reader
         #: The post-fusion signals of `rerank` (None: fusion's order as it is, for comparison).
         self.signals = signals
+        #: The learned weights of the signals (`rank.FEATURES`) that ranking "learned" uses: the
+        #: shipped model unless another is given.
+        self.ranker = ranker or rank.shipped_model()
+        #: Called with (query, classification, candidates, features, hand-set scores) for every
+        #: question whose candidates are ranked: how the benchmarks collect training data.
+        self.record: Callable[[str, Classification, list[int], np.ndarray, np.ndarray], None] | None = None
         self._embedder_factory = embedder or self._index_embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
@@ -83,8 +94,14 @@ class Searcher:
                 self._embedder = self._embedder_factory()
             return self._embedder
 
-    def search(self, query: str, top_k: int = 10, preset: str = "default") -> SearchResponse:
+    def search(
+        self, query: str, top_k: int = 10, preset: str = "default", ranking: str = DEFAULT_RANKING
+    ) -> SearchResponse:
+        """`ranking` "learned" weighs the post-fusion signals by `self.ranker`, "hand" by the
+        hand-set numbers of `rerank` (kept for comparison)."""
         check_query_length(query)
+        if ranking not in RANKINGS:
+            raise ValueError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
         if not query.strip():
             raise ValueError("the query is empty")
         if top_k < 1:
@@ -100,7 +117,8 @@ class Searcher:
             plan = route.fused(classification, preset)
             lists, more = self._retrieve(plan, request, limit)
             timings.update(more)
-        hits = self._fuse(plan, query, classification, lists, top_k)
+        ranker = self.ranker if ranking == "learned" else None
+        hits = self._fuse(plan, query, classification, lists, top_k, ranker)
         return SearchResponse(
             query=query,
             intent=classification.intent,
@@ -108,6 +126,7 @@ class Searcher:
             fusion_strategy=plan.strategy,
             preset=preset,
             results=hits,
+            ranking=ranker.name if ranker is not None else "hand",
             subject=classification.subject,
             rule=classification.rule,
             modalities_run=tuple(name for name, _ in plan.modalities),
@@ -134,7 +153,13 @@ class Searcher:
         )
 
     def _fuse(
-        self, plan: route.Plan, query: str, classification: Classification, lists: dict[str, list[Candidate]], top_k: int
+        self,
+        plan: route.Plan,
+        query: str,
+        classification: Classification,
+        lists: dict[str, list[Candidate]],
+        top_k: int,
+        ranker: rank.RankModel | None,
     ) -> list[Hit]:
         """The top results. A direct answer keeps its modality's order (only demotion applies:
         there is nothing to fuse, so no centrality boost reorders it); a fused one is merged by
@@ -174,15 +199,33 @@ class Searcher:
         if adjust:
             fused = FusedParts(chunks, contributions)
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
-            scored = {chunk: a.apply(scored.get(chunk, 0.0)) for chunk, a in adjustments.items()}
+            candidates = list(adjustments)
+            hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
+                               dtype=np.float64, count=len(candidates))
+            if ranker is not None or self.record is not None:
+                x = rank.features(reader, candidates, scored, adjustments, fused, names)
+                if self.record is not None:
+                    self.record(query, classification, candidates, x, hand)
+            if ranker is not None:
+                group = rank.group_of(classification)
+                # Features are in units of the best fused score: scores go back to fusion's units,
+                # comparable across repositories as the hand-set scores are.
+                unit = rank.score_unit(scored)
+                scored = dict(zip(candidates, (unit * ranker.score(group, x)).tolist()))
+                row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
+                explain = lambda chunk: ranker.contributions(group, unit * x[row_of_candidate[chunk]])  # noqa: E731
+            else:
+                scored = dict(zip(candidates, hand.tolist()))
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         if adjust:
             order = _best_per_file(order, reader.chunk_file)
         spans = _answer_spans(classification.intent, lists)
         hits: list[Hit] = []
         for chunk in order:
+            features = explain(chunk) if adjust and ranker is not None else None
+            adjustment = None if features is not None else adjustments.get(chunk)
             for span in spans.get(chunk) or (None,):
-                hits.append(self._hit(chunk, scored[chunk], parts(chunk), adjustments.get(chunk), span))
+                hits.append(self._hit(chunk, scored[chunk], parts(chunk), adjustment, span, features))
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
@@ -194,6 +237,7 @@ class Searcher:
         parts: dict[str, ModalityPart],
         adjustment: Adjustment | None = None,
         span: tuple[int, int] | None = None,
+        features: dict[str, float] | None = None,
     ) -> Hit:
         """The result showing `chunk`, or only the lines `span` of it."""
         reader = self.reader
@@ -213,6 +257,7 @@ class Searcher:
                                for line in lines),
             chunk=chunk,
             adjustments=adjustment.explain() if adjustment else {},
+            features=features or {},
         )
 
     def close(self) -> None:

@@ -54,7 +54,7 @@ from itertools import chain
 import numpy as np
 
 from maguyva.index.reader import IndexReader, per_reader
-from maguyva.query.demote import path_demotion
+from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.query.retrievers.base import Candidate, Query
 from maguyva.query.tokens import (
     STOPWORDS,
@@ -133,19 +133,6 @@ _SIGNATURE_KEYWORDS = frozenset(
     implements impl struct interface type enum trait where mut ref override virtual inline
     extern unsafe new in out of""".split()
 )
-
-_TEST_FOLDERS = frozenset({"test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata"})
-_TEST_FILE = re.compile(
-    r"^test_.*\.py$|^conftest\.py$|_test\.\w+$|[._-](test|tests|spec|specs)\.\w+$|_spec\.rb$"
-    r"|^tests?[_-]|[a-z0-9](Test|Tests|Spec|IT)\.\w+$"
-)
-
-
-def is_test_path(path: str) -> bool:
-    """Whether a relative '/'-separated path is test code by the usual conventions."""
-    *folders, name = path.split("/")
-    return any(f.lower() in _TEST_FOLDERS for f in folders) or bool(_TEST_FILE.search(name))
-
 
 def _path_rank(path: str) -> int:
     """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""

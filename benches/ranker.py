@@ -1,0 +1,376 @@
+"""The learned ranking of maguyva.query.rank: collect features, train with repository folds, report.
+
+    python benches/ranker.py collect --bench ../shared/bench --repos DIR --out dev.pkl.gz
+    python benches/ranker.py collect --bench MINED --repos MINED/trees --out mined.pkl.gz
+    python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0]
+                                   [--l2 0.3,1,3,10] [--write python/maguyva/query/ranker.json]
+                                   [--json report.json]
+
+`collect` builds every repository's index cold (as quality.py does), asks each annotated query
+with the default preset and records, for each question whose candidates are ranked (the intents
+that answer with one place per file), every candidate's features (`rank.FEATURES`), its hand-set
+score and its result (path and lines). Queries that are not ranked (direct answers, references,
+exact strings) keep the NDCG@10 they got: the ranking does not change them.
+
+`train` scores a ranking offline exactly as the harness does (best first, one chunk per file, top
+10, queries.py's NDCG@10, the mean over a repository's queries, then over repositories), which
+`collect`'s own answers check: the hand-set scores must give the NDCG@10 the searches got.
+
+The model is linear, one weight vector per question group (`rank.GROUPS`): the hand-set score as
+a feature of its own (its weight free) plus every feature with a weight pulled towards 0 by an
+L2 penalty, fitted by Newton's method on a pairwise logistic loss (each relevant candidate against
+the irrelevant ones in the hand-set top 30; every set weighs the same, then every repository
+in it, then every query in it). Folds are by repository (folds.py's dealing: a mined repository's
+entries stay together); each fold's model is fitted on the other folds and scores its own. The
+penalty is chosen by the out-of-fold score; `--write` saves the model fitted on all the data with
+that penalty, with its in-fold and out-of-fold figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import pickle
+import random
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import folds  # noqa: E402  (the sets and repositories of entries)
+import queries  # noqa: E402  (the metric)
+
+TOP_K = 10
+#: Irrelevant candidates paired with each relevant one: those of the hand-set top this many.
+HARD_NEGATIVES = 30
+
+
+# ---------------------------------------------------------------------------------------------
+# collect
+
+
+def collect(args: argparse.Namespace) -> int:
+    import quality
+
+    from maguyva.query import rank
+
+    queries._self_check()
+    selected = json.loads((args.bench / "repos.json").read_text())
+    if args.repos_subset:
+        selected = [r for r in selected if r["name"] in set(args.repos_subset)]
+    repos = quality.load_repos(args.bench, args.repos, selected)
+    report = args.out.name.split(".")[0]
+    records: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="maguyva-ranker-") as scratch:
+        for repo in repos:
+            quality.build_cold([repo], Path(scratch))
+            searcher = quality.searcher_of(repo.index)
+            reader = repo.index.reader
+            seen: list[tuple] = []
+            searcher.record = lambda *recorded: seen.append(recorded)
+            source, repository = folds.split_entry(report, repo.name)
+            for q in repo.queries:
+                seen.clear()
+                # The hand-set scores are the reference (and what training starts from).
+                response = repo.index.search(q["query"], top_k=TOP_K, preset="default", ranking="hand")
+                results = [(repo.full_path(h.path), h.start_line, h.end_line) for h in response.results]
+                entry: dict[str, Any] = {
+                    "set": source, "repo": repo.name, "repository": repository, "language": repo.language,
+                    "category": q["category"], "query": q["query"], "targets": q["_targets"],
+                    "covered": q["_covered"], "ndcg": queries.ndcg(results, q["_targets"], q["_covered"], TOP_K),
+                }
+                if seen:
+                    _, classification, candidates, x, hand = seen[-1]
+                    ids = np.asarray(candidates, dtype=np.int64)
+                    file_ids = reader.chunk_file[ids].astype(np.int64)
+                    entry.update(
+                        group=rank.group_of(classification), chunks=ids, files=file_ids,
+                        paths=[repo.full_path(reader.files[f].path) for f in file_ids.tolist()],
+                        starts=reader.chunk_start[ids].astype(np.int64), ends=reader.chunk_end[ids].astype(np.int64),
+                        x=x.astype(np.float32), hand=hand,
+                    )
+                records.append(entry)
+            repo.index.close()
+            shutil_rmtree(Path(scratch) / repo.name)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.out, "wb") as f:
+        pickle.dump({"features": list(rank.FEATURES), "records": records}, f)
+    ranked = sum("x" in r for r in records)
+    print(f"wrote {args.out}: {len(records)} queries, {ranked} ranked")
+    return 0
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# offline scoring
+
+
+def ranked_ndcg(record: dict[str, Any], scores: np.ndarray) -> float:
+    """NDCG@10 of a ranked query's candidates ordered by `scores`, as the searcher presents them."""
+    order = np.lexsort((record["chunks"], -scores))
+    seen: set[int] = set()
+    best: list[int] = []
+    others: list[int] = []
+    for i in order.tolist():
+        f = int(record["files"][i])
+        (others if f in seen else best).append(i)
+        seen.add(f)
+    shown = (best + others)[:TOP_K]
+    results = [(record["paths"][i], int(record["starts"][i]), int(record["ends"][i])) for i in shown]
+    return queries.ndcg(results, record["targets"], record["covered"], TOP_K)
+
+
+def mean_by_repo(records: list[dict[str, Any]], values: list[float]) -> dict[str, float]:
+    """Per set: the mean over repositories of the mean over their queries."""
+    per_repo: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r, v in zip(records, values):
+        per_repo[(r["set"], r["repo"])].append(v)
+    per_set: dict[str, list[float]] = defaultdict(list)
+    for (source, _), vs in per_repo.items():
+        per_set[source].append(sum(vs) / len(vs))
+    return {s: sum(vs) / len(vs) for s, vs in sorted(per_set.items())}
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+
+class Prepared:
+    """One ranked query made ready for fast scoring: its features, each candidate's file and the
+    targets it hits (a bit per target), the ideal DCG, and its weight in the mean."""
+
+    __slots__ = ("x", "files", "chunks", "masks", "ideal", "weight", "group", "index")
+
+    def __init__(self, record: dict[str, Any], weight: float, index: int):
+        self.x = record["x"].astype(np.float64)
+        self.files = record["files"]
+        self.chunks = record["chunks"]
+        self.masks = hit_masks(record)
+        ideal_n = min(TOP_K, record["covered"])
+        self.ideal = sum(1.0 / np.log2(i + 2) for i in range(ideal_n))
+        self.weight, self.group, self.index = weight, record["group"], index
+
+    def ndcg(self, scores: np.ndarray) -> float:
+        if not self.ideal:
+            return 0.0
+        order = np.lexsort((self.chunks, -scores))
+        _, first = np.unique(self.files[order], return_index=True)
+        first.sort()
+        shown = order[first[:TOP_K]]
+        if len(shown) < TOP_K:  # fewer files than results: the files' other chunks follow
+            rest = np.setdiff1d(np.arange(len(order)), first, assume_unique=True)
+            shown = np.r_[shown, order[rest[: TOP_K - len(shown)]]]
+        seen = dcg = 0
+        for position, mask in enumerate(self.masks[shown].tolist(), start=1):
+            if mask & ~seen:
+                dcg += 1.0 / np.log2(position + 1)
+                seen |= mask
+        return dcg / self.ideal
+
+
+def hit_masks(record: dict[str, Any]) -> np.ndarray:
+    """Per candidate, a bit for each target its result hits."""
+    masks = np.zeros(len(record["chunks"]), dtype=object)
+    for i, (path, start, end) in enumerate(zip(record["paths"], record["starts"], record["ends"])):
+        m = 0
+        for t, target in enumerate(record["targets"]):
+            if queries.found_ranks([(path, int(start), int(end))], [target]):
+                m |= 1 << t
+        masks[i] = m
+    return masks
+
+
+def query_weights(records: list[dict[str, Any]]) -> list[float]:
+    """Every set weighs the same, then every repository in it, then every query in it."""
+    sets = {r["set"] for r in records}
+    repos_in_set = {s: len({r["repo"] for r in records if r["set"] == s}) for s in sets}
+    in_repo: dict[tuple[str, str], int] = defaultdict(int)
+    for r in records:
+        in_repo[(r["set"], r["repo"])] += 1
+    return [1.0 / (len(sets) * repos_in_set[r["set"]] * in_repo[(r["set"], r["repo"])]) for r in records]
+
+
+#: The steps coordinate ascent tries on each weight, and how many rounds it makes over them.
+STEPS = (-1.0, -0.5, -0.2, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+ROUNDS = 3
+
+
+def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, seed: int) -> np.ndarray:
+    """Coordinate ascent on the weighted mean NDCG@10 of `prepared` from `start` (the weight of
+    "fused" stays 1: it sets the scale). A step is kept when it gains more than `min_gain`."""
+    from maguyva.query import rank
+
+    if not prepared:
+        return start.copy()
+    total = sum(p.weight for p in prepared)
+
+    def objective(w: np.ndarray) -> float:
+        return sum(p.weight * p.ndcg(p.x @ w) for p in prepared) / total
+
+    w = start.copy()
+    best = objective(w)
+    fixed = rank.FEATURES.index("fused")
+    order = [j for j in range(len(w)) if j != fixed]
+    rng = random.Random(seed)
+    for _ in range(ROUNDS):
+        rng.shuffle(order)
+        improved = False
+        for j in order:
+            # Only queries where feature j varies can change.
+            moved = [p for p in prepared if np.ptp(p.x[:, j]) > 0]
+            if not moved:
+                continue
+            base_part = sum(p.weight * p.ndcg(p.x @ w) for p in moved)
+            choice, choice_part = 0.0, base_part
+            for step in STEPS:
+                trial = w.copy()
+                trial[j] += step
+                part = sum(p.weight * p.ndcg(p.x @ trial) for p in moved)
+                if part > choice_part:
+                    choice, choice_part = step, part
+            if choice and (choice_part - base_part) / total > min_gain:
+                w[j] += choice
+                best += (choice_part - base_part) / total
+                improved = True
+        if not improved:
+            break
+    return w
+
+
+def model_weights(prepared: list[Prepared], hand_w: np.ndarray, groups: tuple[str, ...], min_gain: float,
+                  per_group: bool, seed: int) -> dict[str, np.ndarray]:
+    """The weight vector of every group, by coordinate ascent from the hand-set weights."""
+    if not per_group:
+        w = ascend(prepared, hand_w, min_gain, seed)
+        return {g: w for g in groups}
+    return {g: ascend([p for p in prepared if p.group == g], hand_w, min_gain, seed) for g in groups}
+
+
+def prepared_ndcg(prepared: list[Prepared], weights: dict[str, np.ndarray], out: list[float]) -> None:
+    for p in prepared:
+        out[p.index] = p.ndcg(p.x @ weights[p.group])
+
+
+def evaluate(records: list[dict[str, Any]], weights: dict[str, np.ndarray] | None) -> list[float]:
+    """Each query's NDCG@10 under `weights` (None: the hand-set scores)."""
+    out = []
+    for r in records:
+        if "x" not in r:
+            out.append(r["ndcg"])
+        elif weights is None:
+            out.append(ranked_ndcg(r, r["hand"]))
+        else:
+            out.append(ranked_ndcg(r, r["x"].astype(np.float64) @ weights[r["group"]]))
+    return out
+
+
+def train(args: argparse.Namespace) -> int:
+    from maguyva.query import rank
+
+    records: list[dict[str, Any]] = []
+    for path in args.data:
+        with gzip.open(path, "rb") as f:
+            data = pickle.load(f)
+        if data["features"] != list(rank.FEATURES):
+            raise SystemExit(f"ranker: {path} was collected for other features; collect it again")
+        records += data["records"]
+    weights_of = query_weights(records)
+    prepared = [Prepared(r, w, i) for i, (r, w) in enumerate(zip(records, weights_of)) if "x" in r]
+    hand_w = rank.hand_weights()
+    # The offline scoring is the harness's: the searches' own NDCG comes back from the hand-set scores.
+    replayed = evaluate(records, None)
+    off = sum(abs(a - r["ndcg"]) > 1e-9 for a, r in zip(replayed, records))
+    print(f"{len(records)} queries, {sum('x' in r for r in records)} ranked; "
+          f"offline replay differs from the searches on {off}")
+    hand_as_linear = evaluate(records, {g: hand_w for g in rank.GROUPS})
+    fast = [r["ndcg"] for r in records]
+    prepared_ndcg(prepared, {g: hand_w for g in rank.GROUPS}, fast)
+    assert max(abs(a - b) for a, b in zip(fast, hand_as_linear)) < 1e-9, "the fast scoring disagrees"
+
+    repositories = sorted({r["repository"] for r in records})
+    random.Random(args.seed).shuffle(repositories)
+    fold_of = {repo: i % args.folds for i, repo in enumerate(repositories)}
+    grid = [float(v) for v in args.min_gain.split(",")]
+    rows: dict[str, dict[str, dict[str, float]]] = {}
+    base = mean_by_repo(records, [r["ndcg"] for r in records])
+    rows["hand-set signals"] = {"in_fold": base, "out_of_fold": base}
+    rows["hand-set, as a linear model"] = {"in_fold": mean_by_repo(records, hand_as_linear),
+                                           "out_of_fold": mean_by_repo(records, hand_as_linear)}
+    best_name, best_score = None, -1.0
+    for per_group in (False, True):
+        for min_gain in grid:
+            name = f"learned, {'per group' if per_group else 'shared'}, min gain {min_gain:g}"
+            weights = model_weights(prepared, hand_w, rank.GROUPS, min_gain, per_group, args.seed)
+            in_fold_values = [r["ndcg"] for r in records]
+            prepared_ndcg(prepared, weights, in_fold_values)
+            in_fold = mean_by_repo(records, in_fold_values)
+            oof = [r["ndcg"] for r in records]
+            for fold in range(args.folds):
+                train_part = [p for p in prepared if fold_of[records[p.index]["repository"]] != fold]
+                held = [p for p in prepared if fold_of[records[p.index]["repository"]] == fold]
+                w = model_weights(train_part, hand_w, rank.GROUPS, min_gain, per_group, args.seed)
+                prepared_ndcg(held, w, oof)
+            out = mean_by_repo(records, oof)
+            rows[name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "per_group": per_group}
+            score = sum(out.values()) / len(out)
+            print(f"{name}: " + ", ".join(f"{s} {in_fold[s]:.4f}/{out[s]:.4f}" for s in out), flush=True)
+            if score > best_score:
+                best_name, best_score = name, score
+    sets = list(base)
+    print("\n| ranking | " + " | ".join(f"{s} in fold | {s} out of fold" for s in sets) + " |")
+    print("| --- |" + " --- | --- |" * len(sets))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row['in_fold'][s]:.3f} | {row['out_of_fold'][s]:.3f}" for s in sets) + " |")
+    print(f"\nbest out of fold: {best_name}")
+    chosen = rows[best_name]
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "chosen": best_name}, indent=1) + "\n")
+    if args.write:
+        weights = model_weights(prepared, hand_w, rank.GROUPS, chosen["min_gain"], chosen["per_group"], args.seed)
+        model = rank.RankModel(weights)
+        meta = {"trained_on": sorted({r["set"] for r in records}), "queries": len(records),
+                "repositories": len(repositories), "folds": args.folds, "seed": args.seed,
+                "min_gain": chosen["min_gain"], "per_group": chosen["per_group"],
+                "in_fold": chosen["in_fold"], "out_of_fold": chosen["out_of_fold"],
+                "hand_set": base, "command": "python benches/ranker.py train " + " ".join(map(str, args.data))}
+        args.write.write_text(model.to_json(meta))
+        print(f"wrote {args.write}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect", help="record every ranked candidate's features")
+    c.add_argument("--bench", type=Path, required=True)
+    c.add_argument("--repos", type=Path, required=True)
+    c.add_argument("--repos-subset", nargs="+", metavar="NAME")
+    c.add_argument("--out", type=Path, required=True, help="a .pkl.gz file; its first name part names the set")
+    t = sub.add_parser("train", help="fit and score the model with repository folds")
+    t.add_argument("data", type=Path, nargs="+")
+    t.add_argument("--folds", type=int, default=5)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--min-gain", default="0.0001,0.0005,0.002",
+                   help="the smallest mean NDCG@10 gain a step must make to be kept (values to choose from)")
+    t.add_argument("--write", type=Path)
+    t.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    return collect(args) if args.command == "collect" else train(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

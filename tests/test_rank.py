@@ -1,0 +1,148 @@
+"""The rank stage: candidates as named features, weighed by a linear model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from maguyva import Index
+from maguyva.query import rank
+from maguyva.query.rank import FEATURES, GROUPS, RankModel, RankModelError
+from maguyva.query.search import Searcher
+
+from test_rerank import index_fixture
+
+FILES = {
+    "billing/invoice.py": '''\
+        class Invoice:
+            """A bill sent to a customer, with its lines and the tax owed."""
+
+            def total(self):
+                return sum(line.amount for line in self.lines) + self.tax()
+
+            def tax(self):
+                return sum(line.amount * line.rate for line in self.lines)
+        ''',
+    "billing/reminders.py": '''\
+        from billing.invoice import Invoice
+
+        def overdue(invoices, today):
+            """Invoices past their due date that are not paid."""
+            return [i for i in invoices if i.due < today and not i.paid]
+        ''',
+    "web/pages.py": '''\
+        from billing.invoice import Invoice
+
+        def invoice_page(request):
+            return render(Invoice.load(request.id).total())
+        ''',
+    "tests/test_invoice.py": '''\
+        from billing.invoice import Invoice
+
+        def test_invoice_total_adds_tax():
+            assert Invoice(lines=[Line(10, 0.5)]).total() == 15
+        ''',
+    "docs/invoices.md": "# Invoices\n\nAn invoice's total adds the tax of every line.\n",
+}
+
+index = index_fixture("index", FILES)
+
+
+def recorded(index: Index, query: str) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The candidates, features and hand-set scores of one question."""
+    searcher = Searcher(index.reader)
+    seen = []
+    searcher.record = lambda *args: seen.append(args)
+    searcher.search(query)
+    searcher.close()
+    assert seen, f"{query!r} was not ranked"
+    _, _, candidates, x, hand = seen[-1]
+    return candidates, x, hand
+
+
+def column(name: str) -> int:
+    return FEATURES.index(name)
+
+
+def path_of(index: Index, chunk: int) -> str:
+    return index.reader.files[int(index.reader.chunk_file[chunk])].path
+
+
+def test_the_hand_weights_reproduce_the_hand_set_scores(index: Index):
+    # One demotion at most per candidate here: the linear form is then exactly the product form.
+    for query in ("how is the tax of an invoice computed", "Invoice", "which invoices are overdue"):
+        candidates, x, hand = recorded(index, query)
+        assert len(candidates) > 1
+        # Features are in units of the best fused score: the same scores, divided by it.
+        linear = x @ rank.hand_weights()
+        np.testing.assert_allclose(linear / linear.max(), hand / hand.max(), rtol=1e-9, atol=1e-12)
+        searcher = Searcher(index.reader, ranker=RankModel.hand())
+        try:
+            learned, handset = searcher.search(query), searcher.search(query, ranking="hand")
+        finally:
+            searcher.close()
+        assert [(h.path, h.start_line) for h in learned.results] == [(h.path, h.start_line) for h in handset.results]
+        assert [h.score for h in learned.results] == pytest.approx([h.score for h in handset.results])
+
+
+def test_features_say_what_each_candidate_file_is(index: Index):
+    candidates, x, _ = recorded(index, "how is the tax of an invoice computed")
+    by_path: dict[str, list[int]] = {}
+    for i, chunk in enumerate(candidates):
+        by_path.setdefault(path_of(index, chunk), []).append(i)
+    test_rows = by_path["tests/test_invoice.py"]
+    assert all(x[i, column("test_file")] == 1 and x[i, column("secondary_code")] == 1 for i in test_rows)
+    assert all(x[i, column("test_file")] == 0 for i in by_path["billing/invoice.py"])
+    if "docs/invoices.md" in by_path:
+        assert all(x[i, column("no_language")] == 1 for i in by_path["docs/invoices.md"])
+    # invoice.py is imported by every other code file: the most imported, 1 on the scale.
+    assert all(x[i, column("imported_by")] == pytest.approx(1.0) for i in by_path["billing/invoice.py"])
+    assert all(x[i, column("imported_by")] == 0 for i in by_path["web/pages.py"])
+    # The best fused candidate is 1 in units of the best fused score.
+    assert x[:, column("fused")].max() == pytest.approx(1.0)
+
+
+def test_a_learned_model_reorders_and_explains_exactly(index: Index):
+    query = "how is the tax of an invoice computed"
+    weights = np.zeros(len(FEATURES))
+    weights[column("fused")] = 1.0
+    weights[column("test_file")] = 10.0  # a model that wants tests first
+    model = RankModel({g: weights for g in GROUPS}, "tests first")
+    searcher = Searcher(index.reader, ranker=model)
+    try:
+        response = searcher.search(query)
+    finally:
+        searcher.close()
+    assert response.results[0].path == "tests/test_invoice.py"
+    for hit in response.results:
+        assert hit.features, "every ranked result says what made its score"
+        assert sum(hit.features.values()) == pytest.approx(hit.score)
+        assert not hit.adjustments
+    hand = index.search(query, ranking="hand")
+    assert hand.results[0].path != "tests/test_invoice.py"
+    assert hand.ranking == "hand" and response.ranking == "tests first"
+
+
+def test_a_model_file_round_trips_and_a_wrong_one_is_refused(tmp_path):
+    model = RankModel.hand()
+    path = tmp_path / "model.json"
+    path.write_text(model.to_json({"note": "hand"}))
+    loaded = RankModel.load(path)
+    for group in GROUPS:
+        np.testing.assert_allclose(loaded.weights[group], model.weights[group], atol=1e-6)
+    document = json.loads(path.read_text())
+    document["features"] = document["features"][:-1]
+    path.write_text(json.dumps(document))
+    with pytest.raises(RankModelError, match="feature layout"):
+        RankModel.load(path)
+    path.write_text("{not json")
+    with pytest.raises(RankModelError, match="not a model file"):
+        RankModel.load(path)
+
+
+def test_the_shipped_model_weighs_every_feature_for_every_group():
+    model = rank.shipped_model()
+    assert set(model.weights) == set(GROUPS)
+    assert all(w.shape == (len(FEATURES),) and np.isfinite(w).all() for w in model.weights.values())

@@ -1,0 +1,69 @@
+"""File roles: found from the paths at build time, stored with each file."""
+
+from __future__ import annotations
+
+from maguyva import Index
+from maguyva.index import roles
+from maguyva.index.roles import roles_of
+
+PATHS = [
+    "kiln/glaze.c",
+    "kiln/glaze.h",
+    "kiln/win/fire.c",
+    "kiln/posix/fire.c",
+    "kiln/api/v1/shapes.py",
+    "kiln/api/v2/shapes.py",
+    "kiln/Mold.cs",
+    "kiln/Mold.Drying.cs",
+    "kiln/tests/test_glaze.py",
+    "kiln/vendor/clay/clay.c",
+    "kiln/README.md",
+]
+LANGUAGES = ["c", "c", "c", "c", "python", "python", "csharp", "csharp", "python", "c", None]
+
+
+def bits_of(path: str, found: list[roles.FileRoles]) -> int:
+    return found[PATHS.index(path)].bits
+
+
+def test_every_role_is_found_from_the_paths_together():
+    found = roles_of(PATHS, LANGUAGES)
+    assert bits_of("kiln/glaze.h", found) == roles.HEADER_BESIDE_SOURCE
+    assert bits_of("kiln/glaze.c", found) == 0
+    assert bits_of("kiln/win/fire.c", found) == roles.WINDOWS_PORT
+    assert bits_of("kiln/posix/fire.c", found) == 0
+    older = found[PATHS.index("kiln/api/v1/shapes.py")]
+    assert older.bits == roles.OLDER_VERSION and older.versions == ("1",)
+    assert bits_of("kiln/api/v2/shapes.py", found) == 0
+    part = found[PATHS.index("kiln/Mold.Drying.cs")]
+    assert part.bits == roles.PART_BESIDE_WHOLE and part.parts == ("Drying",)
+    assert bits_of("kiln/tests/test_glaze.py", found) == roles.TEST | roles.SECONDARY
+    assert bits_of("kiln/vendor/clay/clay.c", found) == roles.VENDORED
+    assert bits_of("kiln/README.md", found) == roles.SECONDARY
+
+
+def test_a_role_needs_its_sibling():
+    # Alone, a header declares code found nowhere else, v1 is the newest version, and so on.
+    alone = ["glaze.h", "api/v1/shapes.py", "Mold.Drying.cs", "win/fire.c"]
+    assert [r.bits for r in roles_of(alone, ["c", "python", "csharp", "c"])] == [0, 0, 0, 0]
+
+
+def test_an_index_stores_the_roles_of_its_files(tmp_path):
+    root = tmp_path / "repo"
+    for path in PATHS:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("# shaping clay\n" if path.endswith(".py") else "/* shaping clay */\n")
+    index = Index.build(root, index_dir=tmp_path / "index")
+    try:
+        reader = index.reader
+        stored = {f.path: (int(reader.file_roles[f.id]), reader.file_role_names.get(f.id)) for f in reader.files}
+        assert stored["kiln/Mold.Drying.cs"] == (roles.PART_BESIDE_WHOLE, {"parts": ["Drying"], "versions": []})
+        assert stored["kiln/api/v1/shapes.py"] == (roles.OLDER_VERSION, {"parts": [], "versions": ["1"]})
+        assert stored["kiln/glaze.h"] == (roles.HEADER_BESIDE_SOURCE, None)
+        assert stored["kiln/tests/test_glaze.py"] == (roles.TEST | roles.SECONDARY, None)
+        assert stored["kiln/glaze.c"] == (0, None)
+        # Vendored code's chunks are demoted in fusion by the stored role.
+        vendored = next(f.id for f in reader.files if f.path == "kiln/vendor/clay/clay.c")
+        assert set(reader.chunk_demotion[reader.chunk_file == vendored].tolist()) == {roles.DEMOTION}
+    finally:
+        index.close()
