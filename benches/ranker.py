@@ -2,28 +2,32 @@
 
     python benches/ranker.py collect --bench ../shared/bench --repos DIR --out dev.pkl.gz
     python benches/ranker.py collect --bench MINED --repos MINED/trees --out mined.pkl.gz
-    python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0]
-                                   [--l2 0.3,1,3,10] [--write python/maguyva/query/ranker.json]
-                                   [--json report.json]
+    python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
+                                   [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
+                                   [--write python/maguyva/query/ranker.json] [--json report.json]
+    python benches/ranker.py speed --bench ../shared/bench --repos DIR [--repos-subset NAME ...]
 
 `collect` builds every repository's index cold (as quality.py does), asks each annotated query
-with the default preset and records, for each question whose candidates are ranked (the intents
-that answer with one place per file), every candidate's features (`rank.FEATURES`), its hand-set
-score and its result (path and lines). Queries that are not ranked (direct answers, references,
-exact strings) keep the NDCG@10 they got: the ranking does not change them.
+with the default preset and the hand-set ranking, and records, for each question whose
+candidates are ranked (the intents that answer with one place per file), every candidate's
+features (`rank.FEATURES`), its hand-set score and its result (path and lines). Queries that are
+not ranked (direct answers, references, exact strings) keep the NDCG@10 they got: the ranking
+does not change them. The first part of --out's name names the set (`dev`; `mined`, whose
+`NAME.docstring` and `NAME.header` entries are the sets `mined.docstring` and `mined.header`).
 
 `train` scores a ranking offline exactly as the harness does (best first, one chunk per file, top
-10, queries.py's NDCG@10, the mean over a repository's queries, then over repositories), which
-`collect`'s own answers check: the hand-set scores must give the NDCG@10 the searches got.
+10, queries.py's NDCG@10, the mean over a repository's queries, then over repositories); it
+checks itself by replaying the hand-set scores, which must give the NDCG@10 the searches got.
 
-The model is linear, one weight vector per question group (`rank.GROUPS`): the hand-set score as
-a feature of its own (its weight free) plus every feature with a weight pulled towards 0 by an
-L2 penalty, fitted by Newton's method on a pairwise logistic loss (each relevant candidate against
-the irrelevant ones in the hand-set top 30; every set weighs the same, then every repository
-in it, then every query in it). Folds are by repository (folds.py's dealing: a mined repository's
-entries stay together); each fold's model is fitted on the other folds and scores its own. The
-penalty is chosen by the out-of-fold score; `--write` saves the model fitted on all the data with
-that penalty, with its in-fold and out-of-fold figures.
+The model is linear, one weight vector per question group (`rank.GROUPS`) or one shared by all,
+fitted by coordinate ascent on the mean NDCG@10 from the hand-set weights (`rank.hand_weights`):
+each weight in turn is moved by each of STEPS, and the best move is kept when it gains more than
+--min-gain over all and costs no set more than --max-loss of its own mean (every set weighs the
+same, then every repository in it, then every query in it); ROUNDS passes. Folds are by
+repository (folds.py's dealing: a mined repository's entries stay together): each fold's model is
+fitted on the other folds and scores its own. Of the settings tried, the best out of fold (mean
+over the sets) is reported per category and language, and `--write` saves the model fitted on
+all the data with it, with its in-fold and out-of-fold figures.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import multiprocessing
 import os
 import pickle
 import random
@@ -50,8 +55,8 @@ import folds  # noqa: E402  (the sets and repositories of entries)
 import queries  # noqa: E402  (the metric)
 
 TOP_K = 10
-#: Irrelevant candidates paired with each relevant one: those of the hand-set top this many.
-HARD_NEGATIVES = 30
+#: Candidates of each query that training ranks: the hand-set top this many.
+CANDIDATES = 80
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,6 +150,27 @@ def mean_by_repo(records: list[dict[str, Any]], values: list[float]) -> dict[str
     return {s: sum(vs) / len(vs) for s, vs in sorted(per_set.items())}
 
 
+def breakdown(records: list[dict[str, Any]], values: list[float], key: str) -> dict[tuple[str, str], float]:
+    """Per (set, category or language): the mean over the repositories having it of the mean
+    over their queries of it (the benchmark's per-category and per-language figures)."""
+    per_repo: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for r, v in zip(records, values):
+        per_repo[(r["set"], r[key], r["repo"])].append(v)
+    grouped: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (source, value, _), vs in per_repo.items():
+        grouped[(source, value)].append(sum(vs) / len(vs))
+    return {k: sum(vs) / len(vs) for k, vs in sorted(grouped.items())}
+
+
+def print_breakdown(records: list[dict[str, Any]], columns: dict[str, list[float]]) -> None:
+    for key in ("category", "language"):
+        tables = {name: breakdown(records, values, key) for name, values in columns.items()}
+        print(f"\n| set | {key} | " + " | ".join(columns) + " |")
+        print("| --- | --- |" + " --- |" * len(columns))
+        for cell in next(iter(tables.values())):
+            print(f"| {cell[0]} | {cell[1]} | " + " | ".join(f"{t[cell]:.3f}" for t in tables.values()) + " |")
+
+
 # ---------------------------------------------------------------------------------------------
 # training
 
@@ -153,16 +179,18 @@ class Prepared:
     """One ranked query made ready for fast scoring: its features, each candidate's file and the
     targets it hits (a bit per target), the ideal DCG, and its weight in the mean."""
 
-    __slots__ = ("x", "files", "chunks", "masks", "ideal", "weight", "group", "index")
+    __slots__ = ("x", "files", "chunks", "masks", "ideal", "weight", "group", "index", "source")
 
     def __init__(self, record: dict[str, Any], weight: float, index: int):
-        self.x = record["x"].astype(np.float64)
-        self.files = record["files"]
-        self.chunks = record["chunks"]
-        self.masks = hit_masks(record)
+        # Only the hand-set top CANDIDATES can reach the top 10 under any weights training tries.
+        keep = np.sort(np.argsort(-record["hand"], kind="stable")[:CANDIDATES])
+        self.x = record["x"][keep].astype(np.float64)
+        self.files = record["files"][keep]
+        self.chunks = record["chunks"][keep]
+        self.masks = hit_masks(record)[keep]
         ideal_n = min(TOP_K, record["covered"])
         self.ideal = sum(1.0 / np.log2(i + 2) for i in range(ideal_n))
-        self.weight, self.group, self.index = weight, record["group"], index
+        self.weight, self.group, self.index, self.source = weight, record["group"], index, record["set"]
 
     def ndcg(self, scores: np.ndarray) -> float:
         if not self.ideal:
@@ -209,23 +237,32 @@ STEPS = (-1.0, -0.5, -0.2, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 ROUNDS = 3
 
 
-def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, seed: int) -> np.ndarray:
+def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, max_loss: float, seed: int) -> np.ndarray:
     """Coordinate ascent on the weighted mean NDCG@10 of `prepared` from `start` (the weight of
-    "fused" stays 1: it sets the scale). A step is kept when it gains more than `min_gain`."""
+    "fused" stays 1: it sets the scale). A step is kept when it gains more than `min_gain` in
+    all and costs no set more than `max_loss` of its own mean: a rule that helps one kind of
+    question at the price of another is not learned."""
     from maguyva.query import rank
 
     if not prepared:
         return start.copy()
-    total = sum(p.weight for p in prepared)
-
-    def objective(w: np.ndarray) -> float:
-        return sum(p.weight * p.ndcg(p.x @ w) for p in prepared) / total
-
+    sets = sorted({p.source for p in prepared})
+    set_of = {s: i for i, s in enumerate(sets)}
+    set_totals = np.zeros(len(sets))
+    for p in prepared:
+        set_totals[set_of[p.source]] += p.weight
+    total = set_totals.sum()
     w = start.copy()
-    best = objective(w)
     fixed = rank.FEATURES.index("fused")
     order = [j for j in range(len(w)) if j != fixed]
     rng = random.Random(seed)
+
+    def parts(moved: list[Prepared], trial: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(sets))
+        for p in moved:
+            out[set_of[p.source]] += p.weight * p.ndcg(p.x @ trial)
+        return out
+
     for _ in range(ROUNDS):
         rng.shuffle(order)
         improved = False
@@ -234,17 +271,17 @@ def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, seed: i
             moved = [p for p in prepared if np.ptp(p.x[:, j]) > 0]
             if not moved:
                 continue
-            base_part = sum(p.weight * p.ndcg(p.x @ w) for p in moved)
-            choice, choice_part = 0.0, base_part
+            base = parts(moved, w)
+            choice, choice_gain = 0.0, min_gain
             for step in STEPS:
                 trial = w.copy()
                 trial[j] += step
-                part = sum(p.weight * p.ndcg(p.x @ trial) for p in moved)
-                if part > choice_part:
-                    choice, choice_part = step, part
-            if choice and (choice_part - base_part) / total > min_gain:
+                change = parts(moved, trial) - base
+                gain = change.sum() / total
+                if gain > choice_gain and (change / set_totals).min() >= -max_loss:
+                    choice, choice_gain = step, gain
+            if choice:
                 w[j] += choice
-                best += (choice_part - base_part) / total
                 improved = True
         if not improved:
             break
@@ -252,12 +289,27 @@ def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, seed: i
 
 
 def model_weights(prepared: list[Prepared], hand_w: np.ndarray, groups: tuple[str, ...], min_gain: float,
-                  per_group: bool, seed: int) -> dict[str, np.ndarray]:
+                  max_loss: float, per_group: bool, seed: int) -> dict[str, np.ndarray]:
     """The weight vector of every group, by coordinate ascent from the hand-set weights."""
     if not per_group:
-        w = ascend(prepared, hand_w, min_gain, seed)
+        w = ascend(prepared, hand_w, min_gain, max_loss, seed)
         return {g: w for g in groups}
-    return {g: ascend([p for p in prepared if p.group == g], hand_w, min_gain, seed) for g in groups}
+    return {g: ascend([p for p in prepared if p.group == g], hand_w, min_gain, max_loss, seed) for g in groups}
+
+
+#: What the forked fitting processes read: (prepared queries, their folds, hand weights, seed).
+_SHARED: tuple[list[Prepared], list[int], np.ndarray, int] | None = None
+
+
+def _fit_fold(job: tuple[int, float, float, bool]) -> dict[str, np.ndarray]:
+    """The weights fitted on every fold but `job`'s (on all of them for fold -1)."""
+    from maguyva.query import rank
+
+    fold, min_gain, max_loss, per_group = job
+    assert _SHARED is not None
+    prepared, folds_of, hand_w, seed = _SHARED
+    train_part = [p for p, f in zip(prepared, folds_of) if f != fold]
+    return model_weights(train_part, hand_w, rank.GROUPS, min_gain, max_loss, per_group, seed)
 
 
 def prepared_ndcg(prepared: list[Prepared], weights: dict[str, np.ndarray], out: list[float]) -> None:
@@ -299,37 +351,46 @@ def train(args: argparse.Namespace) -> int:
     hand_as_linear = evaluate(records, {g: hand_w for g in rank.GROUPS})
     fast = [r["ndcg"] for r in records]
     prepared_ndcg(prepared, {g: hand_w for g in rank.GROUPS}, fast)
-    assert max(abs(a - b) for a, b in zip(fast, hand_as_linear)) < 1e-9, "the fast scoring disagrees"
+    cut = sum(abs(a - b) > 1e-9 for a, b in zip(fast, hand_as_linear))
+    print(f"scoring only the top {CANDIDATES} candidates changes {cut} queries' NDCG@10")
 
     repositories = sorted({r["repository"] for r in records})
     random.Random(args.seed).shuffle(repositories)
     fold_of = {repo: i % args.folds for i, repo in enumerate(repositories)}
-    grid = [float(v) for v in args.min_gain.split(",")]
-    rows: dict[str, dict[str, dict[str, float]]] = {}
+    configs = [(per_group, min_gain, max_loss)
+               for per_group in {"shared": (False,), "per-group": (True,), "both": (False, True)}[args.groups]
+               for min_gain in (float(v) for v in args.min_gain.split(","))
+               for max_loss in (float(v) for v in args.max_loss.split(","))]
+    rows: dict[str, dict[str, Any]] = {}
     base = mean_by_repo(records, [r["ndcg"] for r in records])
     rows["hand-set signals"] = {"in_fold": base, "out_of_fold": base}
     rows["hand-set, as a linear model"] = {"in_fold": mean_by_repo(records, hand_as_linear),
                                            "out_of_fold": mean_by_repo(records, hand_as_linear)}
     best_name, best_score = None, -1.0
-    for per_group in (False, True):
-        for min_gain in grid:
-            name = f"learned, {'per group' if per_group else 'shared'}, min gain {min_gain:g}"
-            weights = model_weights(prepared, hand_w, rank.GROUPS, min_gain, per_group, args.seed)
-            in_fold_values = [r["ndcg"] for r in records]
-            prepared_ndcg(prepared, weights, in_fold_values)
-            in_fold = mean_by_repo(records, in_fold_values)
-            oof = [r["ndcg"] for r in records]
-            for fold in range(args.folds):
-                train_part = [p for p in prepared if fold_of[records[p.index]["repository"]] != fold]
-                held = [p for p in prepared if fold_of[records[p.index]["repository"]] == fold]
-                w = model_weights(train_part, hand_w, rank.GROUPS, min_gain, per_group, args.seed)
-                prepared_ndcg(held, w, oof)
-            out = mean_by_repo(records, oof)
-            rows[name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "per_group": per_group}
-            score = sum(out.values()) / len(out)
-            print(f"{name}: " + ", ".join(f"{s} {in_fold[s]:.4f}/{out[s]:.4f}" for s in out), flush=True)
-            if score > best_score:
-                best_name, best_score = name, score
+    for per_group, min_gain, max_loss in configs:
+        name = f"learned, {'per group' if per_group else 'shared'}, min gain {min_gain:g}, max loss {max_loss:g}"
+        fold_of_prepared = [fold_of[records[p.index]["repository"]] for p in prepared]
+        jobs = [(-1, min_gain, max_loss, per_group)] + [(f, min_gain, max_loss, per_group) for f in range(args.folds)]
+        global _SHARED
+        _SHARED = (prepared, fold_of_prepared, hand_w, args.seed)
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            fitted = dict(zip([j[0] for j in jobs], pool.map(_fit_fold, jobs)))
+        weights = fitted[-1]
+        in_fold_values = [r["ndcg"] for r in records]
+        prepared_ndcg(prepared, weights, in_fold_values)
+        in_fold = mean_by_repo(records, in_fold_values)
+        oof = [r["ndcg"] for r in records]
+        for fold in range(args.folds):
+            held = [p for p, f in zip(prepared, fold_of_prepared) if f == fold]
+            prepared_ndcg(held, fitted[fold], oof)
+        out = mean_by_repo(records, oof)
+        rows[name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "max_loss": max_loss,
+                      "per_group": per_group, "oof_per_query": oof,
+                      "weights": {g: dict(zip(rank.FEATURES, map(float, v))) for g, v in weights.items()}}
+        score = sum(out.values()) / len(out)
+        print(f"{name}: " + ", ".join(f"{s} {in_fold[s]:.4f}/{out[s]:.4f}" for s in out), flush=True)
+        if score > best_score:
+            best_name, best_score = name, score
     sets = list(base)
     print("\n| ranking | " + " | ".join(f"{s} in fold | {s} out of fold" for s in sets) + " |")
     print("| --- |" + " --- | --- |" * len(sets))
@@ -337,18 +398,75 @@ def train(args: argparse.Namespace) -> int:
         print(f"| {name} | " + " | ".join(f"{row['in_fold'][s]:.3f} | {row['out_of_fold'][s]:.3f}" for s in sets) + " |")
     print(f"\nbest out of fold: {best_name}")
     chosen = rows[best_name]
+    in_fold_chosen = [r["ndcg"] for r in records]
+    prepared_ndcg(prepared, {g: np.array([chosen["weights"][g][f] for f in rank.FEATURES]) for g in rank.GROUPS},
+                  in_fold_chosen)
+    print_breakdown(records, {"hand-set": [r["ndcg"] for r in records], "learned, in fold": in_fold_chosen,
+                              "learned, out of fold": chosen["oof_per_query"]})
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "chosen": best_name}, indent=1) + "\n")
     if args.write:
-        weights = model_weights(prepared, hand_w, rank.GROUPS, chosen["min_gain"], chosen["per_group"], args.seed)
+        weights = model_weights(prepared, hand_w, rank.GROUPS, chosen["min_gain"], chosen["max_loss"],
+                                chosen["per_group"], args.seed)
         model = rank.RankModel(weights)
         meta = {"trained_on": sorted({r["set"] for r in records}), "queries": len(records),
                 "repositories": len(repositories), "folds": args.folds, "seed": args.seed,
-                "min_gain": chosen["min_gain"], "per_group": chosen["per_group"],
+                "min_gain": chosen["min_gain"], "max_loss": chosen["max_loss"], "per_group": chosen["per_group"],
                 "in_fold": chosen["in_fold"], "out_of_fold": chosen["out_of_fold"],
                 "hand_set": base, "command": "python benches/ranker.py train " + " ".join(map(str, args.data))}
         args.write.write_text(model.to_json(meta))
         print(f"wrote {args.write}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# speed
+
+
+def speed(args: argparse.Namespace) -> int:
+    """The rank stage's own time per question: features, then the model's scores."""
+    import statistics
+    import time
+
+    import quality
+
+    from maguyva.query import rank
+
+    selected = json.loads((args.bench / "repos.json").read_text())
+    if args.repos_subset:
+        selected = [r for r in selected if r["name"] in set(args.repos_subset)]
+    repos = quality.load_repos(args.bench, args.repos, selected)
+    model = rank.shipped_model()
+    timings: list[float] = []
+    scoring: list[float] = []
+    sizes: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="maguyva-ranker-") as scratch:
+        for repo in repos:
+            quality.build_cold([repo], Path(scratch))
+            searcher = quality.searcher_of(repo.index)
+            original = rank.features
+
+            def timed(*a: Any, **k: Any) -> np.ndarray:
+                started = time.perf_counter()
+                x = original(*a, **k)
+                timings.append((time.perf_counter() - started) * 1e3)
+                sizes.append(len(x))
+                started = time.perf_counter()
+                model.score("explanation", x)
+                scoring.append((time.perf_counter() - started) * 1e3)
+                return x
+
+            rank.features = timed
+            try:
+                for _ in range(args.rounds):
+                    for q in repo.queries:
+                        searcher.search(q["query"], top_k=TOP_K)
+            finally:
+                rank.features = original
+            repo.index.close()
+    print(f"{len(timings)} ranked questions, candidates p50 {statistics.median(sizes):.0f} (max {max(sizes)})")
+    print(f"features p50 {statistics.median(timings):.3f} ms, p95 {sorted(timings)[int(0.95 * len(timings))]:.3f} ms; "
+          f"scores p50 {statistics.median(scoring) * 1e3:.1f} us")
     return 0
 
 
@@ -364,12 +482,22 @@ def main(argv: list[str]) -> int:
     t.add_argument("data", type=Path, nargs="+")
     t.add_argument("--folds", type=int, default=5)
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--min-gain", default="0.0001,0.0005,0.002",
+    t.add_argument("--groups", choices=["shared", "per-group", "both"], default="both",
+                   help="one weight vector for every question group, one per group, or try both")
+    t.add_argument("--max-loss", default="0.0,0.002",
+                   help="the most a step may cost any one set's mean NDCG@10 (values to choose from)")
+    t.add_argument("--min-gain", default="0.0005",
                    help="the smallest mean NDCG@10 gain a step must make to be kept (values to choose from)")
+    t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")
     t.add_argument("--write", type=Path)
     t.add_argument("--json", type=Path)
+    b = sub.add_parser("speed", help="time the rank stage per question")
+    b.add_argument("--bench", type=Path, required=True)
+    b.add_argument("--repos", type=Path, required=True)
+    b.add_argument("--repos-subset", nargs="+", metavar="NAME")
+    b.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    return collect(args) if args.command == "collect" else train(args)
+    return {"collect": collect, "train": train, "speed": speed}[args.command](args)
 
 
 if __name__ == "__main__":

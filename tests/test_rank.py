@@ -45,6 +45,7 @@ FILES = {
             assert Invoice(lines=[Line(10, 0.5)]).total() == 15
         ''',
     "docs/invoices.md": "# Invoices\n\nAn invoice's total adds the tax of every line.\n",
+    "billing/__init__.py": "from billing.invoice import Invoice\nfrom billing.reminders import overdue\n",
 }
 
 index = index_fixture("index", FILES)
@@ -102,6 +103,21 @@ def test_features_say_what_each_candidate_file_is(index: Index):
     assert all(x[i, column("imported_by")] == 0 for i in by_path["web/pages.py"])
     # The best fused candidate is 1 in units of the best fused score.
     assert x[:, column("fused")].max() == pytest.approx(1.0)
+    # Each modality's own score runs from 0 (its weakest candidate) to 1 (its best).
+    for name in ("semantic", "text", "structural"):
+        assert x[:, column(f"{name}_score")].max() == pytest.approx(1.0)
+
+
+def test_the_folders_above_a_file_agree_with_the_question_by_rare_words(index: Index):
+    candidates, x, _ = recorded(index, "where does billing work out what is owed")
+    share = {path_of(index, c): x[i, column("deep_path_share")] for i, c in enumerate(candidates)}
+    assert share["billing/invoice.py"] > 0 and share.get("web/pages.py", 0.0) == 0
+    # A package's index file that defines nothing of its own says so; a module that defines is neither.
+    facts = rank.file_facts(index.reader)
+    ids = {f.path: f.id for f in index.reader.files}
+    assert facts.index_file[ids["billing/__init__.py"]] == 1 and facts.no_definitions[ids["billing/__init__.py"]] == 1
+    assert facts.index_file[ids["billing/invoice.py"]] == 0 and facts.no_definitions[ids["billing/invoice.py"]] == 0
+    assert facts.no_definitions[ids["docs/invoices.md"]] == 0  # not code
 
 
 def test_a_learned_model_reorders_and_explains_exactly(index: Index):

@@ -20,7 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -30,10 +30,20 @@ from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.classify import Classification
 from maguyva.query.intents import MODALITIES
-from maguyva.query.rerank import DEMOTIONS, Adjustment, FusedParts
+from maguyva.query.rerank import (
+    DEMOTIONS,
+    Adjustment,
+    FusedParts,
+    matched_words,
+    path_vocabulary,
+    path_words,
+    question_words,
+)
+from maguyva.query.retrievers.base import Candidate
+from maguyva.query.tokens import split_identifier
 
 #: The version of the feature layout; a model trained on another layout is refused.
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 
 _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
 
@@ -41,6 +51,7 @@ _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
 FEATURES: tuple[str, ...] = (
     "fused",
     *(f"{m}_contribution" for m in MODALITIES),
+    *(f"{m}_score" for m in MODALITIES),
     *_BONUSES,
     *DEMOTIONS,
     *(f"{d}_x_score" for d in DEMOTIONS),
@@ -53,6 +64,12 @@ FEATURES: tuple[str, ...] = (
     "centrality",
     "imported_by",
     "path_depth",
+    "deep_path_share",
+    "index_file",
+    "no_definitions",
+    "type_stub",
+    "file_chunks",
+    "hit_density",
 )
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
@@ -69,6 +86,50 @@ def group_of(classification: Classification) -> str:
     if classification.rule in ("task_description", "identifier_in_sentence"):
         return "sentence"
     return "explanation"
+
+
+#: Files that stand for their folder: a package's or module's index, mostly re-exports.
+_INDEX_FILES = frozenset(
+    {"__init__.py", "mod.rs", "index.js", "index.ts", "index.mjs", "index.jsx", "index.tsx", "package-info.java"}
+)
+_STUB_SUFFIXES = (".d.ts", ".pyi")
+#: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
+DEEP_FOLDERS = 3
+
+
+@lru_cache(maxsize=65536)
+def deep_path_words(path: str) -> frozenset[str]:
+    """`path_words` and the words of the DEEP_FOLDERS folders holding the file: code is filed
+    under what it is two or three levels up too (`core/cache/backends/base.py` is caching)."""
+    folders = path.split("/")[:-1][-DEEP_FOLDERS:]
+    words = set(path_words(path))
+    for folder in folders:
+        words.add(folder.lower())
+        words.update(p.lower() for p in split_identifier(folder))
+    return frozenset(w for w in words if w)
+
+
+def deep_path_shares(reader: IndexReader, query: str, name: bool, file_ids: np.ndarray) -> np.ndarray:
+    """Per file of `file_ids`: the share of the question's words its deep path agrees with,
+    each word weighed by how rare it is on the index's paths (log of 1 / share of files)."""
+    words = sorted(question_words(query, name_parts=name))
+    out = np.zeros(len(file_ids))
+    if not words:
+        return out
+    vocabulary = path_vocabulary(reader)
+    files = len(reader.files) or 1
+    weight = {w: math.log((files + 1) / (vocabulary.share(w) * files + 1)) for w in words}
+    total = sum(weight.values())
+    if not total:
+        return out
+    unique, inverse = np.unique(file_ids, return_inverse=True)
+    shares = np.fromiter(
+        (sum(weight[w] for w in matched_words(words, deep_path_words(reader.files[f].path))) / total
+         for f in unique.tolist()),
+        dtype=np.float64,
+        count=len(unique),
+    )
+    return shares[inverse]
 
 
 @per_reader
@@ -94,6 +155,15 @@ class FileFacts:
         most = counts.max() if len(counts) else 0.0
         # How many files import this one, on a log scale relative to the most imported.
         self.imported_by = np.log1p(counts) / math.log1p(most) if most else counts
+        names = [f.path.rpartition("/")[2] for f in files]
+        self.index_file = np.fromiter((n in _INDEX_FILES for n in names), dtype=np.float64, count=len(files))
+        self.type_stub = np.fromiter((n.endswith(_STUB_SUFFIXES) for n in names), dtype=np.float64, count=len(files))
+        defining = np.zeros(len(files))
+        for (file_id,) in reader.sql("SELECT DISTINCT file_id FROM symbols"):
+            defining[file_id] = 1.0
+        # Code that defines nothing of its own: a module that gathers and re-exports others.
+        self.no_definitions = (1.0 - defining) * (1.0 - self.no_language)
+        self.chunks = np.diff(reader.file_chunk_offsets).astype(np.float64)
 
 
 def score_unit(scored: Mapping[int, float]) -> float:
@@ -103,40 +173,57 @@ def score_unit(scored: Mapping[int, float]) -> float:
 
 def features(
     reader: IndexReader,
+    query: str,
+    classification: Classification,
     candidates: Sequence[int],
     scored: Mapping[int, float],
     adjustments: Mapping[int, Adjustment],
     parts: FusedParts,
     modalities: Sequence[str],
+    found: Mapping[str, Sequence[Candidate]],
 ) -> np.ndarray:
     """The feature matrix (len(candidates), len(FEATURES)) of `candidates`, chunks of `reader`'s
-    index: `scored` holds their fused scores (absent: brought by a signal), `adjustments` what
-    the hand-set signals made of each, `parts` each fused chunk's contribution per modality (the
-    columns named by `modalities`)."""
+    index: the chunks of `parts` (each one's contribution per modality, the columns named by
+    `modalities`) in their order, then any brought by a signal. `scored` holds the fused scores,
+    `adjustments` what the hand-set signals made of each candidate, `found` each modality's
+    candidates with its own scores."""
     n = len(candidates)
     x = np.zeros((n, len(FEATURES)))
     if not n:
         return x
+    fused_count = len(parts.chunks)
+    if list(candidates[:fused_count]) != parts.chunks.tolist():
+        raise ValueError("the candidates must start with the fused chunks, in their order")
     chunk_ids = np.asarray(candidates, dtype=np.int64)
     best = score_unit(scored)
     fused = np.fromiter((scored.get(c, 0.0) for c in candidates), dtype=np.float64, count=n) / best
     x[:, _COLUMN["fused"]] = fused
-    row_of = {int(c): i for i, c in enumerate(parts.chunks.tolist())}
-    rows = np.fromiter((row_of.get(int(c), -1) for c in candidates), dtype=np.int64, count=n)
-    have = rows >= 0
-    contributions = np.asarray(parts.contributions, dtype=np.float64)
+    contributions = np.asarray(parts.contributions, dtype=np.float64) / best
     for j, name in enumerate(modalities):
-        column = np.zeros(n)
-        column[have] = contributions[rows[have], j] / best
-        x[:, _COLUMN[f"{name}_contribution"]] = column
-    bonus_sum = fused.copy()
-    for k, name in enumerate(_BONUSES):
-        values = np.fromiter((getattr(adjustments[c], name) for c in candidates), dtype=np.float64, count=n) / best
-        x[:, _COLUMN[name]] = values
-        bonus_sum += values
-    for i, c in enumerate(candidates):
-        for why, _ in adjustments[c].demotions:
-            x[i, _COLUMN[why]] = 1.0
+        x[:fused_count, _COLUMN[f"{name}_contribution"]] = contributions[:, j]
+    # Each modality's own score, from 0 for its weakest candidate to 1 for its best: how close a
+    # candidate came to the best, which ranks alone do not say.
+    position = {c: i for i, c in enumerate(candidates)}
+    for name, listed in found.items():
+        if not listed:
+            continue
+        values = np.fromiter((c.score for c in listed), dtype=np.float64, count=len(listed))
+        low, span = values.min(), float(np.ptp(values))
+        rows = np.fromiter((position.get(c.chunk, -1) for c in listed), dtype=np.int64, count=len(listed))
+        keep = rows >= 0
+        x[rows[keep], _COLUMN[f"{name}_score"]] = (values[keep] - low) / span if span else 1.0
+    adjusted = [adjustments[c] for c in candidates]
+    bonuses = np.array([(a.definition, a.path, a.file_name, a.coherence, a.agreement) for a in adjusted]) / best
+    x[:, [_COLUMN[name] for name in _BONUSES]] = bonuses
+    bonus_sum = fused + bonuses.sum(axis=1)
+    # Most candidates share their file's adjustment: its demotions are read once.
+    flags_of: dict[int, list[int]] = {}
+    for i, a in enumerate(adjusted):
+        if a.demotions:
+            flags = flags_of.get(id(a))
+            if flags is None:
+                flags = flags_of[id(a)] = [_COLUMN[why] for why, _ in a.demotions]
+            x[i, flags] = 1.0
     for why in DEMOTIONS:
         x[:, _COLUMN[f"{why}_x_score"]] = x[:, _COLUMN[why]] * bonus_sum
     file_ids = reader.chunk_file[chunk_ids].astype(np.int64)
@@ -154,6 +241,14 @@ def features(
     x[:, _COLUMN["first_chunk"]] = (reader.file_chunk_offsets[file_ids] == chunk_ids).astype(np.float64)
     x[:, _COLUMN["chunk_lines"]] = np.log2(1.0 + reader.chunk_lines[chunk_ids]) / 10.0
     x[:, _COLUMN["centrality"]] = reader.chunk_centrality[chunk_ids]
+    x[:, _COLUMN["index_file"]] = facts.index_file[file_ids]
+    x[:, _COLUMN["no_definitions"]] = facts.no_definitions[file_ids]
+    x[:, _COLUMN["type_stub"]] = facts.type_stub[file_ids]
+    in_file = facts.chunks[file_ids]
+    x[:, _COLUMN["file_chunks"]] = np.log2(1.0 + in_file) / 10.0
+    x[:, _COLUMN["hit_density"]] = counts[group] / np.maximum(in_file, 1.0)
+    is_name = group_of(classification) == "name"
+    x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
     return x
 
 

@@ -58,7 +58,7 @@ import json
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -236,25 +236,30 @@ def _agrees(word: str, words: frozenset[str], shortest: int) -> bool:
 def matched_share(
     words: frozenset[str], path: frozenset[str], initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS
 ) -> float:
-    """Share of `words` that agree with the path words `path`: as written, one a prefix (3+
+    """Share of `words` that agree with the path words `path` (`matched_words`)."""
+    return len(matched_words(words, path, initials)) / len(words) if words else 0.0
+
+
+def matched_words(
+    words: Iterable[str], path: frozenset[str], initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS
+) -> list[str]:
+    """The words of `words` that agree with the path words `path`: as written, one a prefix (3+
     letters) of the other ("route" and "routes"), or by their stems, one a prefix (4+ letters) of
     the other ("dependency" and "dependencies", "utility" and "utils", "routing" and "router"),
     or spelled by their initials (`initials`, from `initialisms`: "file system" and fs.c)."""
-    if not words:
-        return 0.0
     heads = _heads(path)
     by_initials = frozenset().union(*(run for short, run in initials.items() if short in path)) if initials else ()
-    matched = 0
+    matched = []
     for word in words:
         if word in path or word in by_initials:
-            matched += 1
+            matched.append(word)
         elif word[:_SHORTEST_PREFIX] in heads and (
             # Agreeing words share their first three letters, and so do their stems (a stem
             # keeps at least three letters of its word): most paths are ruled out here.
             _agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), _SHORTEST_STEM_PREFIX)
         ):
-            matched += 1
-    return matched / len(words)
+            matched.append(word)
+    return matched
 
 
 def initialisms(query: str) -> dict[str, frozenset[str]]:

@@ -199,11 +199,12 @@ class Searcher:
         if adjust:
             fused = FusedParts(chunks, contributions)
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
-            candidates = list(adjustments)
+            # The fused chunks in fusion's order, then those a signal brought.
+            candidates = chunk_list + [c for c in adjustments if c not in row_of]
             hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
                                dtype=np.float64, count=len(candidates))
             if ranker is not None or self.record is not None:
-                x = rank.features(reader, candidates, scored, adjustments, fused, names)
+                x = rank.features(reader, query, classification, candidates, scored, adjustments, fused, names, lists)
                 if self.record is not None:
                     self.record(query, classification, candidates, x, hand)
             if ranker is not None:
