@@ -5,6 +5,7 @@
     python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
                                    [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
                                    [--write python/maguyva/query/ranker.json] [--json report.json]
+    python benches/ranker.py write REPORT.json [REPORT.json ...] [--out python/maguyva/query/ranker.json]
     python benches/ranker.py speed --bench ../shared/bench --repos DIR [--repos-subset NAME ...]
 
 `collect` builds every repository's index cold (as quality.py does), asks each annotated query
@@ -404,18 +405,49 @@ def train(args: argparse.Namespace) -> int:
     print_breakdown(records, {"hand-set": [r["ndcg"] for r in records], "learned, in fold": in_fold_chosen,
                               "learned, out of fold": chosen["oof_per_query"]})
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "chosen": best_name}, indent=1) + "\n")
+        settings = {"data": [p.name for p in args.data], "queries": len(records), "repositories": len(repositories),
+                    "folds": args.folds, "seed": args.seed}
+        args.json.write_text(json.dumps({"rows": rows, "chosen": best_name, "settings": settings}, indent=1) + "\n")
     if args.write:
-        weights = model_weights(prepared, hand_w, rank.GROUPS, chosen["min_gain"], chosen["max_loss"],
-                                chosen["per_group"], args.seed)
-        model = rank.RankModel(weights)
+        # The model fitted on all the data with the chosen settings (fold -1 above).
+        model = rank.RankModel({g: np.array([chosen["weights"][g][f] for f in rank.FEATURES]) for g in rank.GROUPS})
         meta = {"trained_on": sorted({r["set"] for r in records}), "queries": len(records),
                 "repositories": len(repositories), "folds": args.folds, "seed": args.seed,
                 "min_gain": chosen["min_gain"], "max_loss": chosen["max_loss"], "per_group": chosen["per_group"],
                 "in_fold": chosen["in_fold"], "out_of_fold": chosen["out_of_fold"],
-                "hand_set": base, "command": "python benches/ranker.py train " + " ".join(map(str, args.data))}
+                "hand_set": base,
+                "command": "python benches/ranker.py train " + " ".join(p.name for p in args.data)
+                + f" --groups {'per-group' if chosen['per_group'] else 'shared'} --min-gain {chosen['min_gain']:g}"
+                + f" --max-loss {chosen['max_loss']:g} --folds {args.folds} --seed {args.seed}"}
         args.write.write_text(model.to_json(meta))
         print(f"wrote {args.write}")
+    return 0
+
+
+def write(args: argparse.Namespace) -> int:
+    """The model of the best learned row of `train --json` reports (mean out-of-fold NDCG@10 over
+    the sets), written as the package's ranking model."""
+    from maguyva.query import rank
+
+    best: tuple[float, str, dict[str, Any], dict[str, Any]] | None = None
+    for path in args.reports:
+        report = json.loads(path.read_text())
+        for name, row in report["rows"].items():
+            if "weights" not in row:
+                continue
+            score = sum(row["out_of_fold"].values()) / len(row["out_of_fold"])
+            if best is None or score > best[0]:
+                best = (score, name, row, {**report["settings"], "hand_set": report["rows"]["hand-set signals"]["in_fold"]})
+    if best is None:
+        raise SystemExit("ranker: no learned model in these reports")
+    _, name, row, settings = best
+    model = rank.RankModel({g: np.array([row["weights"][g][f] for f in rank.FEATURES]) for g in rank.GROUPS})
+    meta = {"model": name, **settings, "in_fold": row["in_fold"], "out_of_fold": row["out_of_fold"],
+            "command": "python benches/ranker.py train " + " ".join(settings["data"])
+            + f" --groups {'per-group' if row['per_group'] else 'shared'} --min-gain {row['min_gain']:g}"
+            + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']} --json REPORT"}
+    args.out.write_text(model.to_json(meta))
+    print(f"wrote {args.out}: {name}")
     return 0
 
 
@@ -491,13 +523,16 @@ def main(argv: list[str]) -> int:
     t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")
     t.add_argument("--write", type=Path)
     t.add_argument("--json", type=Path)
+    w = sub.add_parser("write", help="ship the best model of train --json reports")
+    w.add_argument("reports", type=Path, nargs="+")
+    w.add_argument("--out", type=Path, default=HERE.parent / "python" / "maguyva" / "query" / "ranker.json")
     b = sub.add_parser("speed", help="time the rank stage per question")
     b.add_argument("--bench", type=Path, required=True)
     b.add_argument("--repos", type=Path, required=True)
     b.add_argument("--repos-subset", nargs="+", metavar="NAME")
     b.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    return {"collect": collect, "train": train, "speed": speed}[args.command](args)
+    return {"collect": collect, "train": train, "write": write, "speed": speed}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -162,3 +162,4 @@ def test_the_shipped_model_weighs_every_feature_for_every_group():
     model = rank.shipped_model()
     assert set(model.weights) == set(GROUPS)
     assert all(w.shape == (len(FEATURES),) and np.isfinite(w).all() for w in model.weights.values())
+
