@@ -21,6 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from operator import attrgetter
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from maguyva.query.rerank import (
     DEMOTIONS,
     Adjustment,
     FusedParts,
+    _heads,
     matched_words,
     path_vocabulary,
     path_words,
@@ -46,6 +48,7 @@ from maguyva.query.tokens import split_identifier
 FEATURES_VERSION = 2
 
 _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
+_BONUS_VALUES = attrgetter(*_BONUSES)
 
 #: The named features, in column order.
 FEATURES: tuple[str, ...] = (
@@ -123,12 +126,14 @@ def deep_path_shares(reader: IndexReader, query: str, name: bool, file_ids: np.n
     if not total:
         return out
     unique, inverse = np.unique(file_ids, return_inverse=True)
-    shares = np.fromiter(
-        (sum(weight[w] for w in matched_words(words, deep_path_words(reader.files[f].path))) / total
-         for f in unique.tolist()),
-        dtype=np.float64,
-        count=len(unique),
-    )
+    heads = {w[:3] for w in words}
+    shares = np.zeros(len(unique))
+    for i, f in enumerate(unique.tolist()):
+        on = deep_path_words(reader.files[f].path)
+        # Agreeing words share their first three letters: most paths are ruled out here.
+        if heads.isdisjoint(_heads(on)):
+            continue
+        shares[i] = sum(weight[w] for w in matched_words(words, on)) / total
     return shares[inverse]
 
 
@@ -213,7 +218,7 @@ def features(
         keep = rows >= 0
         x[rows[keep], _COLUMN[f"{name}_score"]] = (values[keep] - low) / span if span else 1.0
     adjusted = [adjustments[c] for c in candidates]
-    bonuses = np.array([(a.definition, a.path, a.file_name, a.coherence, a.agreement) for a in adjusted]) / best
+    bonuses = np.array(list(map(_BONUS_VALUES, adjusted))) / best
     x[:, [_COLUMN[name] for name in _BONUSES]] = bonuses
     bonus_sum = fused + bonuses.sum(axis=1)
     # Most candidates share their file's adjustment: its demotions are read once.
