@@ -4,7 +4,7 @@
     python benches/ranker.py collect --bench MINED --repos MINED/trees --out mined.pkl.gz
     python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
                                    [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
-                                   [--write python/maguyva/query/ranker.json] [--json report.json]
+                                   [--json report.json]
     python benches/ranker.py write REPORT.json [REPORT.json ...] [--out python/maguyva/query/ranker.json]
     python benches/ranker.py speed --bench ../shared/bench --repos DIR [--repos-subset NAME ...]
 
@@ -27,8 +27,9 @@ each weight in turn is moved by each of STEPS, and the best move is kept when it
 same, then every repository in it, then every query in it); ROUNDS passes. Folds are by
 repository (folds.py's dealing: a mined repository's entries stay together): each fold's model is
 fitted on the other folds and scores its own. Of the settings tried, the best out of fold (mean
-over the sets) is reported per category and language, and `--write` saves the model fitted on
-all the data with it, with its in-fold and out-of-fold figures.
+over the sets) is reported per category and language; `--json` keeps every setting's figures and
+the weights fitted on all the data, and `write` ships the best of such reports as the package's
+model, with its in-fold and out-of-fold figures.
 """
 
 from __future__ import annotations
@@ -408,19 +409,6 @@ def train(args: argparse.Namespace) -> int:
         settings = {"data": [p.name for p in args.data], "queries": len(records), "repositories": len(repositories),
                     "folds": args.folds, "seed": args.seed}
         args.json.write_text(json.dumps({"rows": rows, "chosen": best_name, "settings": settings}, indent=1) + "\n")
-    if args.write:
-        # The model fitted on all the data with the chosen settings (fold -1 above).
-        model = rank.RankModel({g: np.array([chosen["weights"][g][f] for f in rank.FEATURES]) for g in rank.GROUPS})
-        meta = {"trained_on": sorted({r["set"] for r in records}), "queries": len(records),
-                "repositories": len(repositories), "folds": args.folds, "seed": args.seed,
-                "min_gain": chosen["min_gain"], "max_loss": chosen["max_loss"], "per_group": chosen["per_group"],
-                "in_fold": chosen["in_fold"], "out_of_fold": chosen["out_of_fold"],
-                "hand_set": base,
-                "command": "python benches/ranker.py train " + " ".join(p.name for p in args.data)
-                + f" --groups {'per-group' if chosen['per_group'] else 'shared'} --min-gain {chosen['min_gain']:g}"
-                + f" --max-loss {chosen['max_loss']:g} --folds {args.folds} --seed {args.seed}"}
-        args.write.write_text(model.to_json(meta))
-        print(f"wrote {args.write}")
     return 0
 
 
@@ -521,7 +509,6 @@ def main(argv: list[str]) -> int:
     t.add_argument("--min-gain", default="0.0005",
                    help="the smallest mean NDCG@10 gain a step must make to be kept (values to choose from)")
     t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")
-    t.add_argument("--write", type=Path)
     t.add_argument("--json", type=Path)
     w = sub.add_parser("write", help="ship the best model of train --json reports")
     w.add_argument("reports", type=Path, nargs="+")
