@@ -10,6 +10,7 @@ import pytest
 from maguyva import Index
 from maguyva.query import rank
 from maguyva.query.rank import FEATURES, GROUPS, RankModel, RankModelError
+from maguyva.query.classify import classify as response_classification
 from maguyva.query.search import Searcher
 
 from test_rerank import index_fixture
@@ -163,3 +164,23 @@ def test_the_shipped_model_weighs_every_feature_for_every_group():
     assert set(model.weights) == set(GROUPS)
     assert all(w.shape == (len(FEATURES),) and np.isfinite(w).all() for w in model.weights.values())
 
+
+
+def test_a_model_computes_only_what_it_weighs_and_scores_the_same(index: Index):
+    model = rank.shipped_model()
+    assert "fused" in model.needed and model.needed <= set(FEATURES)
+    for query in ("how is the tax of an invoice computed", "which invoices are overdue"):
+        candidates, x, _ = recorded(index, query)  # every feature, as training records them
+        searcher = Searcher(index.reader, ranker=model)
+        try:
+            response = searcher.search(query)
+        finally:
+            searcher.close()
+        group = rank.group_of(response_classification(query))
+        full = dict(zip(candidates, model.score(group, x)))
+        shown = {h.chunk: sum(h.features.values()) for h in response.results}
+        # The same order as scoring every feature, and the same score up to fusion's unit.
+        order = sorted(full, key=lambda c: (-full[c], c))
+        assert [h.chunk for h in response.results] == [c for c in order if c in shown][: len(shown)]
+        ratios = {round(shown[c] / full[c], 9) for c in shown if full[c]}
+        assert len(ratios) == 1

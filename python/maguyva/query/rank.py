@@ -20,7 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from operator import attrgetter
 from importlib import resources
 from pathlib import Path
@@ -186,12 +186,14 @@ def features(
     parts: FusedParts,
     modalities: Sequence[str],
     found: Mapping[str, Sequence[Candidate]],
+    needed: frozenset[str] | None = None,
 ) -> np.ndarray:
     """The feature matrix (len(candidates), len(FEATURES)) of `candidates`, chunks of `reader`'s
     index: the chunks of `parts` (each one's contribution per modality, the columns named by
     `modalities`) in their order, then any brought by a signal. `scored` holds the fused scores,
     `adjustments` what the hand-set signals made of each candidate, `found` each modality's
-    candidates with its own scores."""
+    candidates with its own scores. With `needed` (the features a model weighs), the costlier
+    features it gives no weight are left 0."""
     n = len(candidates)
     x = np.zeros((n, len(FEATURES)))
     if not n:
@@ -210,7 +212,7 @@ def features(
     # candidate came to the best, which ranks alone do not say.
     position = {c: i for i, c in enumerate(candidates)}
     for name, listed in found.items():
-        if not listed:
+        if not listed or (needed is not None and f"{name}_score" not in needed):
             continue
         values = np.fromiter((c.score for c in listed), dtype=np.float64, count=len(listed))
         low, span = values.min(), float(np.ptp(values))
@@ -253,7 +255,8 @@ def features(
     x[:, _COLUMN["file_chunks"]] = np.log2(1.0 + in_file) / 10.0
     x[:, _COLUMN["hit_density"]] = counts[group] / np.maximum(in_file, 1.0)
     is_name = group_of(classification) == "name"
-    x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
+    if needed is None or "deep_path_share" in needed:
+        x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
     return x
 
 
@@ -282,6 +285,11 @@ class RankModel:
     weights: Mapping[str, np.ndarray]
     #: Where the weights come from, shown by `--explain` and recorded by the benchmarks.
     name: str = "learned"
+
+    @cached_property
+    def needed(self) -> frozenset[str]:
+        """The features some question group gives a weight: the only ones worth computing."""
+        return frozenset(FEATURES[i] for w in self.weights.values() for i in np.flatnonzero(w).tolist())
 
     def score(self, group: str, x: np.ndarray) -> np.ndarray:
         return x @ self.weights[group]

@@ -204,7 +204,11 @@ class Searcher:
             hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
                                dtype=np.float64, count=len(candidates))
             if ranker is not None or self.record is not None:
-                x = rank.features(reader, query, classification, candidates, scored, adjustments, fused, names, lists)
+                # Recording for training needs every feature; a model, only those it weighs.
+                needed = None if self.record is not None or ranker is None else ranker.needed
+                x = rank.features(
+                    reader, query, classification, candidates, scored, adjustments, fused, names, lists, needed
+                )
                 if self.record is not None:
                     self.record(query, classification, candidates, x, hand)
             if ranker is not None:
