@@ -17,8 +17,8 @@ query works them out again.
   concern); its part names are stored (a question naming the part asks for it).
 - OLDER_VERSION: under a version folder (`v3/`) with a newer sibling (`v4/`); the versions of its
   folders are stored (a question naming the version asks for it).
-- WINDOWS_PORT: the Windows side of a file written once per platform (`win/tcp.c` beside
-  `unix/tcp.c`, `fd_windows.go` beside `fd_unix.go`).
+- WINDOWS_PORT: the Windows side of a file written once per platform (`win/serial.c` beside
+  `unix/serial.c`, `term_windows.go` beside `term_unix.go`).
 """
 
 from __future__ import annotations
@@ -152,9 +152,9 @@ def parts_beside_wholes(paths: Sequence[str]) -> dict[int, list[str]]:
 
 def windows_ports(paths: Sequence[str]) -> set[int]:
     """The positions in `paths` of the Windows side of a file written once per platform: under
-    a Windows folder with a same-named file under a sibling folder (`src/win/tcp.c` beside
-    `src/unix/tcp.c`), or named for Windows beside a file of the same base name
-    (`fd_windows.go` beside `fd_unix.go` or `fd.go`)."""
+    a Windows folder with a same-named file under a sibling folder (`src/win/serial.c` beside
+    `src/unix/serial.c`), or named for Windows beside a file of the same base name
+    (`term_windows.go` beside `term_unix.go` or `term.go`)."""
     wanted: dict[tuple[str, str], list[int]] = {}  # (parent, rest) -> Windows files
     for file_id, path in enumerate(paths):
         parts = path.split("/")

@@ -43,8 +43,8 @@ applied to the fused candidates of the intents that answer with places to read
   A file named as a part of another beside it (`SqlMapper.Async.cs` beside `SqlMapper.cs`, a
   partial class split by concern) answers only questions that name its part: otherwise its
   scores are multiplied by PART_BESIDE_WHOLE, and the whole goes first.
-  A file written once per platform (`win/tcp.c` beside `unix/tcp.c`, `fd_windows.go` beside
-  `fd_unix.go`) answers a question that names no platform by its POSIX side, the code most
+  A file written once per platform (`win/serial.c` beside `unix/serial.c`, `term_windows.go` beside
+  `term_unix.go`) answers a question that names no platform by its POSIX side, the code most
   builds run and the Windows port mirrors: the Windows twin's scores are multiplied by
   WINDOWS_PORT unless the question names Windows.
 
@@ -175,7 +175,7 @@ def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
 @per_reader
 def windows_ports(reader: IndexReader) -> frozenset[int]:
     """The files of `reader`'s index that are the Windows side of a file written once per
-    platform (`src/win/tcp.c` beside `src/unix/tcp.c`, `fd_windows.go` beside `fd_unix.go`)."""
+    platform (`src/win/serial.c` beside `src/unix/serial.c`, `term_windows.go` beside `term_unix.go`)."""
     return frozenset(np.flatnonzero(reader.file_roles & roles.WINDOWS_PORT).tolist())
 
 

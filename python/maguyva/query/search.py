@@ -201,8 +201,10 @@ class Searcher:
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
             # The fused chunks in fusion's order, then those a signal brought.
             candidates = chunk_list + [c for c in adjustments if c not in row_of]
-            hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
-                               dtype=np.float64, count=len(candidates))
+            hand = None
+            if ranker is None or self.record is not None:  # a learned model has no use for them
+                hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
+                                   dtype=np.float64, count=len(candidates))
             if ranker is not None or self.record is not None:
                 # Recording for training needs every feature; a model, only those it weighs.
                 needed = None if self.record is not None or ranker is None else ranker.needed
@@ -220,6 +222,7 @@ class Searcher:
                 row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
                 explain = lambda chunk: ranker.contributions(group, unit * x[row_of_candidate[chunk]])  # noqa: E731
             else:
+                assert hand is not None
                 scored = dict(zip(candidates, hand.tolist()))
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         if adjust:
