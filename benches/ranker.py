@@ -5,7 +5,9 @@
     python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
                                    [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
                                    [--json report.json]
-    python benches/ranker.py write REPORT.json [REPORT.json ...] [--out python/maguyva/query/ranker.json]
+    python benches/ranker.py choose dev.pkl.gz mined.pkl.gz [--model ranker.json] [--l2 L,...] [--json choice.json]
+    python benches/ranker.py write REPORT.json [REPORT.json ...] [--choice choice.json]
+                                   [--out python/maguyva/query/ranker.json]
     python benches/ranker.py speed --bench ../shared/bench --repos DIR [--repos-subset NAME ...]
 
 `collect` builds every repository's index cold (as quality.py does), asks each annotated query
@@ -30,6 +32,13 @@ fitted on the other folds and scores its own. Of the settings tried, the best ou
 over the sets) is reported per category and language; `--json` keeps every setting's figures and
 the weights fitted on all the data, and `write` ships the best of such reports as the package's
 model, with its in-fold and out-of-fold figures.
+
+`choose` fits the choice within a file: where a file stands is its best candidate's score under
+the ranking, but which of its chunks the result shows is scored apart, by weights fitted on the
+questions whose targets are spans (a definition, not a file) and that describe rather than name
+(`CHOICE_GROUPS`): pairwise logistic regression (Newton's method, L2 penalty from --l2) on the
+feature differences of a chunk hitting a target and another chunk of its file, every question
+weighing the same. Folds as `train`'s; questions whose targets are files cannot change.
 """
 
 from __future__ import annotations
@@ -335,13 +344,7 @@ def evaluate(records: list[dict[str, Any]], weights: dict[str, np.ndarray] | Non
 def train(args: argparse.Namespace) -> int:
     from maguyva.query import rank
 
-    records: list[dict[str, Any]] = []
-    for path in args.data:
-        with gzip.open(path, "rb") as f:
-            data = pickle.load(f)
-        if data["features"] != list(rank.FEATURES):
-            raise SystemExit(f"ranker: {path} was collected for other features; collect it again")
-        records += data["records"]
+    records = load_records(args.data)
     weights_of = query_weights(records)
     prepared = [Prepared(r, w, i) for i, (r, w) in enumerate(zip(records, weights_of)) if "x" in r]
     hand_w = rank.hand_weights()
@@ -356,9 +359,8 @@ def train(args: argparse.Namespace) -> int:
     cut = sum(abs(a - b) > 1e-9 for a, b in zip(fast, hand_as_linear))
     print(f"scoring only the top {CANDIDATES} candidates changes {cut} queries' NDCG@10")
 
-    repositories = sorted({r["repository"] for r in records})
-    random.Random(args.seed).shuffle(repositories)
-    fold_of = {repo: i % args.folds for i, repo in enumerate(repositories)}
+    fold_of = repository_folds(records, args.folds, args.seed)
+    repositories = sorted(fold_of)
     configs = [(per_group, min_gain, max_loss)
                for per_group in {"shared": (False,), "per-group": (True,), "both": (False, True)}[args.groups]
                for min_gain in (float(v) for v in args.min_gain.split(","))
@@ -412,11 +414,173 @@ def train(args: argparse.Namespace) -> int:
     return 0
 
 
-def write(args: argparse.Namespace) -> int:
-    """The model of the best learned row of `train --json` reports (mean out-of-fold NDCG@10 over
-    the sets), written as the package's ranking model."""
+def repository_folds(records: list[dict[str, Any]], folds_n: int, seed: int) -> dict[str, int]:
+    """Each repository's fold: the repositories shuffled by `seed`, then dealt in turn."""
+    repositories = sorted({r["repository"] for r in records})
+    random.Random(seed).shuffle(repositories)
+    return {repo: i % folds_n for i, repo in enumerate(repositories)}
+
+
+def load_records(paths: list[Path]) -> list[dict[str, Any]]:
     from maguyva.query import rank
 
+    records: list[dict[str, Any]] = []
+    for path in paths:
+        with gzip.open(path, "rb") as f:
+            data = pickle.load(f)
+        if data["features"] != list(rank.FEATURES):
+            raise SystemExit(f"ranker: {path} was collected for other features; collect it again")
+        records += data["records"]
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# the choice within a file
+
+
+#: The question groups the choice is fitted for and applied to: descriptions. A bare name's
+#: answer is its definition, which the ranking's definition bonus already puts first in its file.
+CHOICE_GROUPS = ("sentence", "explanation")
+
+
+def has_span_target(record: dict[str, Any]) -> bool:
+    return any(isinstance(t, dict) and t.get("start_line") for t in record["targets"])
+
+
+def choice_ndcg(record: dict[str, Any], masks: np.ndarray, scores: np.ndarray, preference: np.ndarray) -> float:
+    """NDCG@10 with files placed by `scores` (their best chunk's) and each showing its candidate
+    of highest `preference`, as the searcher presents them."""
+    order = np.lexsort((record["chunks"], -scores)).tolist()
+    files: list[int] = []
+    shown: dict[int, int] = {}
+    for i in order:
+        f = int(record["files"][i])
+        if f not in shown:
+            files.append(f)
+            shown[f] = i
+        elif preference[i] > preference[shown[f]]:
+            shown[f] = i
+    ideal = sum(1.0 / np.log2(i + 2) for i in range(min(TOP_K, record["covered"])))
+    if not ideal:
+        return 0.0
+    seen = dcg = 0
+    for position, f in enumerate(files[:TOP_K], start=1):
+        mask = masks[shown[f]]
+        if mask & ~seen:
+            dcg += 1.0 / np.log2(position + 1)
+            seen |= mask
+    return dcg / ideal
+
+
+def choice_pairs(records: list[dict[str, Any]], masks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Feature differences (a chunk hitting a target - another chunk of its file that does not),
+    and each pair's weight: every question weighs the same, whatever its number of pairs."""
+    rows: list[np.ndarray] = []
+    weights: list[float] = []
+    for record, mask in zip(records, masks):
+        hits = np.array([bool(m) for m in mask])
+        x = record["x"].astype(np.float64)
+        found = []
+        for f in np.unique(record["files"][hits]).tolist():
+            inside = np.flatnonzero(record["files"] == f)
+            good, bad = inside[hits[inside]], inside[~hits[inside]]
+            if len(good) and len(bad):
+                found.append((x[good][:, None, :] - x[bad][None, :, :]).reshape(-1, x.shape[1]))
+        if found:
+            pairs = np.vstack(found)
+            rows.append(pairs)
+            weights += [1.0 / len(pairs)] * len(pairs)
+    if not rows:
+        return np.zeros((0, 0)), np.zeros(0)
+    return np.vstack(rows), np.asarray(weights)
+
+
+def fit_choice(pairs: np.ndarray, weights: np.ndarray, l2: float) -> np.ndarray:
+    """Pairwise logistic regression (no intercept: a difference of candidates), by Newton's method:
+    the weights under which a hitting chunk outranks its file's other chunks most often."""
+    w = np.zeros(pairs.shape[1])
+    total = weights.sum()
+    for _ in range(50):
+        z = pairs @ w
+        p = 1.0 / (1.0 + np.exp(-z))
+        gradient = pairs.T @ (weights * (p - 1.0)) / total + l2 * w
+        hessian = (pairs.T * (weights * p * (1.0 - p))) @ pairs / total + l2 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    # Features that do not vary within a file have no say in the choice: exactly 0, not computed.
+    w[np.abs(w) < 1e-9] = 0.0
+    return w
+
+
+def choose(args: argparse.Namespace) -> int:
+    """Fit the within-file choice on the questions whose targets are spans, with repository folds."""
+    from maguyva.query import rank
+
+    records = load_records(args.data)
+    model = rank.RankModel.load(args.model) if args.model else rank.shipped_model()
+    spans = [r for r in records if "x" in r and has_span_target(r)]
+    described = [r["group"] in CHOICE_GROUPS for r in spans]
+    masks = [hit_masks(r) for r in spans]
+    scores = [r["x"].astype(np.float64) @ model.weights[r["group"]] for r in spans]
+    fold_of = repository_folds(records, args.folds, args.seed)
+    print(f"{len(spans)} ranked questions whose targets are spans, of {len(records)}; "
+          f"{sum(described)} of them descriptions ({', '.join(CHOICE_GROUPS)})")
+    best_first = [choice_ndcg(r, m, s, s) for r, m, s in zip(spans, masks, scores)]
+    oracle = [choice_ndcg(r, m, s, np.array([float(bool(v)) for v in m]) + 1e-9 * s)
+              for r, m, s in zip(spans, masks, scores)]
+    rows: dict[str, dict[str, Any]] = {
+        "best-scored chunk": {"in_fold": mean_by_repo(spans, best_first), "out_of_fold": mean_by_repo(spans, best_first)},
+        "a hitting chunk when the file has one (the bound)": {"in_fold": mean_by_repo(spans, oracle),
+                                                             "out_of_fold": mean_by_repo(spans, oracle)},
+    }
+    best_name, best_score = None, -1.0
+    for l2 in (float(v) for v in args.l2.split(",")):
+        fitted = {}
+        for fold in [-1, *range(args.folds)]:
+            part = [(r, m) for r, m, d in zip(spans, masks, described) if d and fold_of[r["repository"]] != fold]
+            fitted[fold] = fit_choice(*choice_pairs([r for r, _ in part], [m for _, m in part]), l2)
+        def shown(fold_weights: Any) -> list[float]:
+            return [choice_ndcg(r, m, s, r["x"].astype(np.float64) @ fold_weights(r) + 1e-9 * s if d else s)
+                    for r, m, s, d in zip(spans, masks, scores, described)]
+
+        in_fold = shown(lambda r: fitted[-1])
+        oof = shown(lambda r: fitted[fold_of[r["repository"]]])
+        name = f"learned choice, l2 {l2:g}"
+        out = mean_by_repo(spans, oof)
+        rows[name] = {"in_fold": mean_by_repo(spans, in_fold), "out_of_fold": out, "l2": l2,
+                      "choice": dict(zip(rank.FEATURES, map(float, fitted[-1])))}
+        score = sum(out.values()) / len(out)
+        if score > best_score:
+            best_name, best_score = name, score
+    sets = list(rows["best-scored chunk"]["in_fold"])
+    print("\n| shown chunk of each file | " + " | ".join(f"{s} in fold | {s} out of fold" for s in sets) + " |")
+    print("| --- |" + " --- | --- |" * len(sets))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row['in_fold'][s]:.3f} | {row['out_of_fold'][s]:.3f}" for s in sets) + " |")
+    chosen = rows[best_name]
+    print(f"\nbest out of fold: {best_name}; weights: "
+          + ", ".join(f"{f} {v:+.3f}" for f, v in chosen["choice"].items() if v))
+    if args.json:
+        settings = {"data": [p.name for p in args.data], "questions": len(spans), "folds": args.folds,
+                    "seed": args.seed, "model": str(args.model or "shipped")}
+        args.json.write_text(json.dumps({"rows": rows, "chosen": best_name, "settings": settings}, indent=1) + "\n")
+    return 0
+
+
+def write(args: argparse.Namespace) -> int:
+    """The model of the best learned row of `train --json` reports (mean out-of-fold NDCG@10 over
+    the sets), with the best choice within a file of a `choose --json` report when given, written
+    as the package's ranking model."""
+    from maguyva.query import rank
+
+    if not args.reports:
+        # The shipped ranking stays as it is; only the choice within a file is replaced.
+        shipped = json.loads(args.out.read_text())
+        model = rank.RankModel.from_json(args.out.read_text())
+        weights, meta = dict(model.weights), dict(shipped.get("meta", {}))
+        return _write(args, weights, meta, "the shipped ranking")
     best: tuple[float, str, dict[str, Any], dict[str, Any]] | None = None
     for path in args.reports:
         report = json.loads(path.read_text())
@@ -429,14 +593,41 @@ def write(args: argparse.Namespace) -> int:
     if best is None:
         raise SystemExit("ranker: no learned model in these reports")
     _, name, row, settings = best
-    model = rank.RankModel({g: np.array([row["weights"][g][f] for f in rank.FEATURES]) for g in rank.GROUPS})
-    meta = {"model": name, **settings, "in_fold": row["in_fold"], "out_of_fold": row["out_of_fold"],
-            "command": "python benches/ranker.py train " + " ".join(settings["data"])
-            + f" --groups {'per-group' if row['per_group'] else 'shared'} --min-gain {row['min_gain']:g}"
-            + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']} --json REPORT"}
-    args.out.write_text(model.to_json(meta))
-    print(f"wrote {args.out}: {name}")
+    weights = {g: vector(row["weights"][g]) for g in rank.GROUPS}
+    meta: dict[str, Any] = {
+        "model": name, **settings, "in_fold": row["in_fold"], "out_of_fold": row["out_of_fold"],
+        "command": "python benches/ranker.py train " + " ".join(settings["data"])
+        + f" --groups {'per-group' if row['per_group'] else 'shared'} --min-gain {row['min_gain']:g}"
+        + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']} --json REPORT",
+    }
+    return _write(args, weights, meta, name)
+
+
+def _write(args: argparse.Namespace, weights: dict[str, np.ndarray], meta: dict[str, Any], name: str) -> int:
+    from maguyva.query import rank
+
+    choice: dict[str, np.ndarray] = {}
+    meta.pop("choice", None)
+    if args.choice:
+        report = json.loads(args.choice.read_text())
+        chosen = report["rows"][report["chosen"]]
+        choice = {g: vector(chosen["choice"]) for g in CHOICE_GROUPS}
+        meta["choice"] = {"model": report["chosen"], **report["settings"], "in_fold": chosen["in_fold"],
+                          "out_of_fold": chosen["out_of_fold"],
+                          "command": "python benches/ranker.py choose " + " ".join(report["settings"]["data"])
+                          + f" --l2 {chosen['l2']:g} --json REPORT"}
+    args.out.write_text(rank.RankModel(weights, choice=choice).to_json(meta))
+    print(f"wrote {args.out}: {name}" + (f"; {report['chosen']}" if args.choice else ""))
     return 0
+
+
+def vector(weights: dict[str, float]) -> np.ndarray:
+    """A report's weights in the layout of rank.FEATURES, refusing a report of another layout."""
+    from maguyva.query import rank
+
+    if set(weights) != set(rank.FEATURES):
+        raise SystemExit("ranker: the report was made for other features; train again")
+    return np.array([weights[f] for f in rank.FEATURES])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,15 +702,23 @@ def main(argv: list[str]) -> int:
     t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")
     t.add_argument("--json", type=Path)
     w = sub.add_parser("write", help="ship the best model of train --json reports")
-    w.add_argument("reports", type=Path, nargs="+")
+    w.add_argument("reports", type=Path, nargs="*", help="train --json reports (none: keep the shipped ranking)")
+    w.add_argument("--choice", type=Path, help="a choose --json report: its best choice within a file goes too")
     w.add_argument("--out", type=Path, default=HERE.parent / "python" / "maguyva" / "query" / "ranker.json")
+    h = sub.add_parser("choose", help="fit the choice of the chunk each file shows, with repository folds")
+    h.add_argument("data", type=Path, nargs="+")
+    h.add_argument("--model", type=Path, help="the ranking model placing the files (default: the shipped one)")
+    h.add_argument("--folds", type=int, default=5)
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--l2", default="0.001,0.01,0.1", help="L2 penalties to choose from")
+    h.add_argument("--json", type=Path)
     b = sub.add_parser("speed", help="time the rank stage per question")
     b.add_argument("--bench", type=Path, required=True)
     b.add_argument("--repos", type=Path, required=True)
     b.add_argument("--repos-subset", nargs="+", metavar="NAME")
     b.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    return {"collect": collect, "train": train, "write": write, "speed": speed}[args.command](args)
+    return {"collect": collect, "train": train, "choose": choose, "write": write, "speed": speed}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,18 @@ FILES = {
 
 index = index_fixture("index", FILES)
 
+#: One module of several definitions, each long enough to be a chunk of its own.
+_BODY = "".join(f"    step_{i} = value * {i} + offset\n" for i in range(18))
+SHAPES = {
+    "geometry/shapes.py": "".join(
+        f"def {name}(value, offset):\n    \"\"\"\"\"\"\n{_BODY}    return {returned}\n\n\n"
+        for name, returned in (("circle_area", "step_3"), ("square_perimeter", "step_4"), ("triangle_angles", "step_5"))
+    ),
+    "geometry/units.py": "def metres(value):\n    return value * 1.0\n",
+    "report/print_shapes.py": "from geometry.shapes import circle_area\n\ndef show(r):\n    print(circle_area(r, 0))\n",
+}
+shapes = index_fixture("shapes", SHAPES)
+
 
 def recorded(index: Index, query: str) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The candidates, features and hand-set scores of one question."""
@@ -184,3 +196,68 @@ def test_a_model_computes_only_what_it_weighs_and_scores_the_same(index: Index):
         assert [h.chunk for h in response.results] == [c for c in order if c in shown][: len(shown)]
         ratios = {round(shown[c] / full[c], 9) for c in shown if full[c]}
         assert len(ratios) == 1
+
+
+def test_a_chunk_says_how_much_of_the_name_it_defines_the_question_agrees_with(shapes: Index):
+    query = "work out the area of a circle from the value and the offset"
+    candidates, x, _ = recorded(shapes, query)
+    by_symbol = {shapes.reader.chunk_symbol[c]: x[i, column("symbol_agreement")] for i, c in enumerate(candidates)}
+    assert by_symbol["circle_area"] == pytest.approx(1.0)  # both words of its name are in the question
+    assert by_symbol["square_perimeter"] == 0 and by_symbol["triangle_angles"] == 0
+    # Only the defined name counts, not what qualifies it; a chunk defining nothing agrees with nothing.
+    assert rank.symbol_agreements("the parser", [None, "Parser.circle_area"]).tolist() == [0.0, 0.0]
+    assert rank.symbol_agreements("circle", ["geometry::Shapes::circle_area"]).tolist() == [0.5]
+
+
+def test_a_file_keeps_its_best_chunks_place_and_shows_the_chunk_the_choice_prefers(shapes: Index):
+    query = "work out the area of a circle from the value and the offset"
+    placing = np.zeros(len(FEATURES))
+    placing[column("fused")] = 1.0
+    # A choice that wants each file's weakest candidate: every file with two or more shows another chunk.
+    choice = np.zeros(len(FEATURES))
+    choice[column("fused")] = -1.0
+    plain = RankModel({g: placing for g in GROUPS})
+    chosen = RankModel({g: placing for g in GROUPS}, choice={g: choice for g in ("sentence", "explanation")})
+    assert chosen.needed == {"fused"}
+    answers = {}
+    for model in (plain, chosen):
+        searcher = Searcher(shapes.reader, ranker=model)
+        try:
+            answers[not model.choice] = searcher.search(query).results
+        finally:
+            searcher.close()
+    best, shown = answers[True], answers[False]
+    files = len({h.path for h in best})
+    assert [h.path for h in shown[:files]] == [h.path for h in best[:files]]  # the same files in the same places
+    assert [h.score for h in shown[:files]] == pytest.approx([h.score for h in best[:files]])
+    candidates, x, _ = recorded(shapes, query)
+    fused = dict(zip(candidates, x[:, column("fused")]))
+    moved = [h for h in shown[:files] if h.placed_by]
+    assert moved, "a file of several candidates shows its least fused one"
+    for hit in moved:
+        same_file = [c for c in candidates if path_of(shapes, c) == hit.path]
+        assert hit.chunk == min(same_file, key=lambda c: (fused[c], -c))
+        placer = next(h for h in best if h.path == hit.path)
+        assert hit.placed_by == (placer.start_line, placer.end_line) != (hit.start_line, hit.end_line)
+        assert sum(hit.features.values()) == pytest.approx(hit.score)  # the placing chunk's parts
+    # A bare name shows its best-scored chunk (its definition): the group has no choice weights.
+    assert chosen.preference("name", x) is None
+    document = json.loads(chosen.to_json())
+    assert RankModel.from_json(json.dumps(document)).choice["explanation"].tolist() == choice.tolist()
+    document["choice"]["sentence"] = document["choice"]["sentence"][:-1]
+    with pytest.raises(RankModelError, match="choice within a file"):
+        RankModel.from_json(json.dumps(document))
+
+
+def test_one_chunk_per_file_in_the_place_of_its_best_then_the_rest_in_order():
+    from maguyva.query.search import _best_per_file
+
+    chunk_file = np.array([0, 0, 1, 1, 2, 0])  # chunk -> file
+    order = [3, 0, 5, 2, 1, 4]  # best first
+    assert _best_per_file(order, chunk_file) == ([3, 0, 4, 5, 2, 1], {})
+    # Each file shows its most preferred chunk where its best stood; of equals, the better placed.
+    preference = {3: 0.0, 2: 1.0, 0: 0.5, 5: 2.0, 1: 2.0, 4: 0.0}
+    shown, placed_by = _best_per_file(order, chunk_file, preference)
+    assert shown == [2, 5, 4, 3, 0, 1]
+    assert placed_by == {2: 3, 5: 0}
+    assert _best_per_file([], chunk_file) == ([], {})

@@ -226,7 +226,11 @@ def explanation(hit: Hit) -> str:
     if hit.features:
         found = "; ".join(parts) or "no modality (added by a ranking signal)"
         weighed = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.4f} {name}" for name, v in hit.features.items())
-        return f"{found}; score = {weighed.removeprefix('+ ')}"
+        text = f"{found}; score = {weighed.removeprefix('+ ')}"
+        if hit.placed_by:
+            first, last = hit.placed_by
+            text += f" (the file's place and score are lines {first}-{last}'s; these lines are its best match)"
+        return text
     bonuses = {name: value for name, value in hit.adjustments.items() if not name.endswith("_factor")}
     factors = [f"{value:g} ({name.removesuffix('_factor').replace('_', ' ')})"
                for name, value in hit.adjustments.items() if name.endswith("_factor")]

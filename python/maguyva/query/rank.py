@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from operator import attrgetter
 from importlib import resources
@@ -36,6 +37,8 @@ from maguyva.query.rerank import (
     Adjustment,
     FusedParts,
     _heads,
+    _name_words,
+    agrees,
     matched_words,
     path_vocabulary,
     path_words,
@@ -45,7 +48,7 @@ from maguyva.query.retrievers.base import Candidate
 from maguyva.query.tokens import split_identifier
 
 #: The version of the feature layout; a model trained on another layout is refused.
-FEATURES_VERSION = 2
+FEATURES_VERSION = 3
 
 _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
 _BONUS_VALUES = attrgetter(*_BONUSES)
@@ -73,6 +76,8 @@ FEATURES: tuple[str, ...] = (
     "type_stub",
     "file_chunks",
     "hit_density",
+    "has_symbol",
+    "symbol_agreement",
 )
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
@@ -257,7 +262,51 @@ def features(
     is_name = group_of(classification) == "name"
     if needed is None or "deep_path_share" in needed:
         x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
+    if needed is None or {"has_symbol", "symbol_agreement"} & needed:
+        symbols = [reader.chunk_symbol[c] for c in chunk_ids.tolist()]
+        x[:, _COLUMN["has_symbol"]] = [s is not None for s in symbols]
+        x[:, _COLUMN["symbol_agreement"]] = symbol_agreements(query, symbols)
     return x
+
+
+def symbol_agreements(query: str, symbols: Sequence[str | None]) -> np.ndarray:
+    """Per chunk: the share of the words of the name it defines (its last part: `Parser.dump_code`
+    is dump, code) that the question agrees with. Within a file it tells which definition a
+    description is about ("Dump the bytecode into the file" and `dump_bytecode`), where the
+    file-level evidence is the same for every chunk."""
+    words = question_words(query, name_parts=True)
+    out = np.zeros(len(symbols))
+    if not words:
+        return out
+    heads = _heads(words)
+    # Names share their words ("get", "parse"...): each word is matched against the question once.
+    agreeing: dict[str, bool] = {}
+    share: dict[str, float] = {}
+    for i, symbol in enumerate(symbols):
+        if symbol is None:
+            continue
+        value = share.get(symbol)
+        if value is None:
+            name = defined_name_words(symbol)
+            hits = 0
+            for word in name:
+                found = agreeing.get(word)
+                if found is None:
+                    found = agreeing[word] = agrees(word, words, heads)
+                hits += found
+            value = share[symbol] = hits / len(name) if name else 0.0
+        out[i] = value
+    return out
+
+
+#: What separates the parts of a qualified name (`Type.method`, `mod::fn`, `Class#method`, `Ns\Type`).
+_LAST_PART = re.compile(r"::|->|[.#\\/]")
+
+
+@lru_cache(maxsize=65536)
+def defined_name_words(symbol: str) -> frozenset[str]:
+    """The words of the name a qualified symbol defines: its last part's."""
+    return _name_words(_LAST_PART.split(symbol)[-1])
 
 
 def hand_weights() -> np.ndarray:
@@ -280,19 +329,33 @@ class RankModelError(ValueError):
 
 @dataclass(frozen=True)
 class RankModel:
-    """Linear weights over `FEATURES`, one vector per question group (`GROUPS`)."""
+    """Linear weights over `FEATURES`, one vector per question group (`GROUPS`), and optionally,
+    for some groups, the weights of the choice within a file: which of a file's candidates its
+    result shows."""
 
     weights: Mapping[str, np.ndarray]
     #: Where the weights come from, shown by `--explain` and recorded by the benchmarks.
     name: str = "learned"
+    #: Per question group, weights over `FEATURES` scoring a file's candidates against each other
+    #: (a group without them: the file shows its best-scored candidate). Where a file stands is
+    #: its best candidate's score; which of its chunks answers a description of one definition is
+    #: another matter, told by chunk-level evidence (the name a chunk defines, each modality's own
+    #: score). A bare name has its answer scored already: the definition bonus.
+    choice: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @cached_property
     def needed(self) -> frozenset[str]:
-        """The features some question group gives a weight: the only ones worth computing."""
-        return frozenset(FEATURES[i] for w in self.weights.values() for i in np.flatnonzero(w).tolist())
+        """The features some question group or the choice gives a weight: the only ones worth computing."""
+        vectors = [*self.weights.values(), *self.choice.values()]
+        return frozenset(FEATURES[i] for w in vectors for i in np.flatnonzero(w).tolist())
 
     def score(self, group: str, x: np.ndarray) -> np.ndarray:
         return x @ self.weights[group]
+
+    def preference(self, group: str, x: np.ndarray) -> np.ndarray | None:
+        """Each candidate's standing among its file's candidates (None: the group has no choice weights)."""
+        weights = self.choice.get(group)
+        return None if weights is None else x @ weights
 
     def contributions(self, group: str, row: np.ndarray) -> dict[str, float]:
         """Each feature's part of one candidate's score (nonzero parts only)."""
@@ -304,6 +367,7 @@ class RankModel:
             "features_version": FEATURES_VERSION,
             "features": list(FEATURES),
             "weights": {g: [round(float(v), 6) for v in w] for g, w in self.weights.items()},
+            **({"choice": {g: [round(float(v), 6) for v in w] for g, w in self.choice.items()}} if self.choice else {}),
             **({"meta": dict(meta)} if meta else {}),
         }
         return json.dumps(document, indent=1) + "\n"
@@ -313,7 +377,8 @@ class RankModel:
         try:
             document = json.loads(text)
             version, names, weights = document["features_version"], document["features"], document["weights"]
-        except (ValueError, KeyError, TypeError) as error:
+            choice = document.get("choice") or {}
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise RankModelError(f"the ranking model is not a model file ({error})") from None
         if version != FEATURES_VERSION or names != list(FEATURES):
             raise RankModelError(
@@ -322,7 +387,13 @@ class RankModel:
             )
         if set(weights) != set(GROUPS) or any(len(w) != len(FEATURES) for w in weights.values()):
             raise RankModelError("the ranking model does not have one weight per feature for every question group")
-        return cls({g: np.asarray(w, dtype=np.float64) for g, w in weights.items()}, name)
+        if not set(choice) <= set(GROUPS) or any(len(w) != len(FEATURES) for w in choice.values()):
+            raise RankModelError("the ranking model's choice within a file does not have one weight per feature")
+        return cls(
+            {g: np.asarray(w, dtype=np.float64) for g, w in weights.items()},
+            name,
+            {g: np.asarray(w, dtype=np.float64) for g, w in choice.items()},
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> RankModel:

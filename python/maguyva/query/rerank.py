@@ -249,17 +249,18 @@ def matched_words(
     or spelled by their initials (`initials`, from `initialisms`: "file system" and fs.c)."""
     heads = _heads(path)
     by_initials = frozenset().union(*(run for short, run in initials.items() if short in path)) if initials else ()
-    matched = []
-    for word in words:
-        if word in path or word in by_initials:
-            matched.append(word)
-        elif word[:_SHORTEST_PREFIX] in heads and (
-            # Agreeing words share their first three letters, and so do their stems (a stem
-            # keeps at least three letters of its word): most paths are ruled out here.
-            _agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), _SHORTEST_STEM_PREFIX)
-        ):
-            matched.append(word)
-    return matched
+    return [word for word in words if word in by_initials or agrees(word, path, heads)]
+
+
+def agrees(word: str, path: frozenset[str], heads: frozenset[str]) -> bool:
+    """Whether `word` agrees with one of the words `path` (whose `_heads` are `heads`): as
+    written, or one a prefix (3+ letters) of the other, or by their stems (4+ letters)."""
+    # Agreeing words share their first three letters, and so do their stems (a stem keeps at
+    # least three letters of its word): most words are ruled out here.
+    return word in path or (
+        word[:_SHORTEST_PREFIX] in heads
+        and (_agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), _SHORTEST_STEM_PREFIX))
+    )
 
 
 def initialisms(query: str) -> dict[str, frozenset[str]]:

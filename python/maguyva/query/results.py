@@ -33,6 +33,10 @@ class Hit:
     #: With a learned ranking (`maguyva.query.rank`), each feature's part of the score: the
     #: score is their sum. Empty under the hand-set signals, or when nothing was ranked.
     features: dict[str, float] = field(default_factory=dict)
+    #: When the result shows another chunk of its file than the one whose score placed it (a
+    #: learned ranking's choice within the file): that chunk's lines. The score, `features` and
+    #: `adjustments` are then the placing chunk's; `modalities`, the shown chunk's.
+    placed_by: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,7 @@ class SearchResponse:
                     },
                     **({"adjustments": {k: round(v, 6) for k, v in h.adjustments.items()}} if h.adjustments else {}),
                     **({"features": {k: round(v, 6) for k, v in h.features.items()}} if h.features else {}),
+                    **({"placed_by": {"start_line": h.placed_by[0], "end_line": h.placed_by[1]}} if h.placed_by else {}),
                     "snippet": h.snippet,
                 }
                 for h in self.results

@@ -196,6 +196,7 @@ class Searcher:
 
         scored = dict(zip(chunk_list, scores.tolist()))
         adjustments: dict[int, Adjustment] = {}
+        preference: dict[int, float] | None = None
         if adjust:
             fused = FusedParts(chunks, contributions)
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
@@ -219,21 +220,28 @@ class Searcher:
                 # comparable across repositories as the hand-set scores are.
                 unit = rank.score_unit(scored)
                 scored = dict(zip(candidates, (unit * ranker.score(group, x)).tolist()))
+                standing = ranker.preference(group, x)
+                if standing is not None:
+                    preference = dict(zip(candidates, standing.tolist()))
                 row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
                 explain = lambda chunk: ranker.contributions(group, unit * x[row_of_candidate[chunk]])  # noqa: E731
             else:
                 assert hand is not None
                 scored = dict(zip(candidates, hand.tolist()))
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
+        placed_by: dict[int, int] = {}
         if adjust:
-            order = _best_per_file(order, reader.chunk_file)
+            order, placed_by = _best_per_file(order, reader.chunk_file, preference)
         spans = _answer_spans(classification.intent, lists)
         hits: list[Hit] = []
         for chunk in order:
-            features = explain(chunk) if adjust and ranker is not None else None
-            adjustment = None if features is not None else adjustments.get(chunk)
+            # A file's place, its score and what made it are its best chunk's, whichever chunk it shows.
+            placer = placed_by.get(chunk, chunk)
+            features = explain(placer) if adjust and ranker is not None else None
+            adjustment = None if features is not None else adjustments.get(placer)
             for span in spans.get(chunk) or (None,):
-                hits.append(self._hit(chunk, scored[chunk], parts(chunk), adjustment, span, features))
+                hit = self._hit(chunk, scored[placer], parts(chunk), adjustment, span, features, placed_by.get(chunk))
+                hits.append(hit)
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
@@ -246,8 +254,10 @@ class Searcher:
         adjustment: Adjustment | None = None,
         span: tuple[int, int] | None = None,
         features: dict[str, float] | None = None,
+        placed_by: int | None = None,
     ) -> Hit:
-        """The result showing `chunk`, or only the lines `span` of it."""
+        """The result showing `chunk`, or only the lines `span` of it; `placed_by`, the chunk of
+        the same file whose score gave the result its place, when it is another."""
         reader = self.reader
         file_id = int(reader.chunk_file[chunk])
         start, end = span or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
@@ -266,6 +276,7 @@ class Searcher:
             chunk=chunk,
             adjustments=adjustment.explain() if adjustment else {},
             features=features or {},
+            placed_by=None if placed_by is None else (int(reader.chunk_start[placed_by]), int(reader.chunk_end[placed_by])),
         )
 
     def close(self) -> None:
@@ -280,17 +291,34 @@ def _answer_spans(intent: str, lists: dict[str, list[Candidate]]) -> dict[int, t
     return {c.chunk: c.spans for c in lists[modality] if c.spans}
 
 
-def _best_per_file(order: list[int], chunk_file: np.ndarray) -> list[int]:
-    """`order` with the first (best) chunk of each file first, then the files' other chunks in
-    their order: those are shown only when there are fewer files than results asked for (a small
-    repository), rather than answering with fewer results."""
-    seen: set[int] = set()
-    best, others = [], []
-    for chunk in order:
-        file_id = int(chunk_file[chunk])
-        if file_id in seen:
-            others.append(chunk)
-        else:
-            seen.add(file_id)
-            best.append(chunk)
-    return best + others
+def _best_per_file(
+    order: list[int], chunk_file: np.ndarray, preference: dict[int, float] | None = None
+) -> tuple[list[int], dict[int, int]]:
+    """`order` with one chunk of each file first, each file where its best chunk is, then the
+    files' other chunks in their order: those are shown only when there are fewer files than
+    results asked for (a small repository), rather than answering with fewer results. A file
+    shows its best chunk, or with `preference` (chunk -> its standing among its file's
+    candidates) its most preferred one; the second value maps each chunk shown in place of its
+    file's best to that best chunk."""
+    if not order:
+        return [], {}
+    chunks = np.asarray(order, dtype=np.int64)
+    files = chunk_file[chunks]
+    position = np.arange(len(chunks))
+    # Each file's first chunk in `order` places it; the chunk it shows is its most preferred one
+    # (of equals, the first in `order`).
+    _, placing = np.unique(files, return_index=True)
+    placing.sort()
+    if preference is None:
+        showing = placing
+    else:
+        standing = np.fromiter((preference[c] for c in order), dtype=np.float64, count=len(order))
+        by_file = np.lexsort((position, -standing, files))
+        _, first = np.unique(files[by_file], return_index=True)
+        shown_of_file = dict(zip(files[by_file[first]].tolist(), by_file[first].tolist()))
+        showing = np.array([shown_of_file[f] for f in files[placing].tolist()], dtype=np.int64)
+    rest = np.ones(len(chunks), dtype=bool)
+    rest[showing] = False
+    shown, placers = chunks[showing].tolist(), chunks[placing].tolist()
+    placed_by = {chunk: placer for chunk, placer in zip(shown, placers) if chunk != placer}
+    return shown + chunks[rest].tolist(), placed_by
