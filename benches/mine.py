@@ -815,9 +815,8 @@ def report(args: argparse.Namespace) -> int:
         query_counts = {r["name"]: r["queries"] for r in written["repositories"]}
     except (ValueError, KeyError, TypeError):
         raise UsageError(f"{args.quality_json} is not a quality.py --json file") from None
-    methods = [m for m in results if results[m]["group"] in ("maguyva", "peer")]
-    if args.methods:
-        methods = [m for m in methods if m in args.methods]
+    # Named methods are shown whatever their group (an ablation too); by default presets and peers.
+    methods = [m for m in results if (m in args.methods if args.methods else results[m]["group"] in ("maguyva", "peer"))]
 
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
