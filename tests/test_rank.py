@@ -261,3 +261,18 @@ def test_one_chunk_per_file_in_the_place_of_its_best_then_the_rest_in_order():
     assert shown == [2, 5, 4, 3, 0, 1]
     assert placed_by == {2: 3, 5: 0}
     assert _best_per_file([], chunk_file) == ([], {})
+
+
+def test_the_choice_made_from_the_shown_files_alone_is_the_choice_made_from_every_feature(shapes: Index):
+    model = rank.shipped_model()
+    for query in ("work out the area of a circle from the value and the offset", "print a shape", "metres"):
+        searcher = Searcher(shapes.reader, ranker=model)
+        try:
+            lazy = searcher.search(query, top_k=2)
+            searcher.record = lambda *recorded: None  # every feature of every candidate, as training records them
+            full = searcher.search(query, top_k=2)
+        finally:
+            searcher.close()
+        assert [(h.path, h.start_line, h.placed_by) for h in lazy.results] == [
+            (h.path, h.start_line, h.placed_by) for h in full.results
+        ]

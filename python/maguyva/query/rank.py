@@ -213,17 +213,6 @@ def features(
     contributions = np.asarray(parts.contributions, dtype=np.float64) / best
     for j, name in enumerate(modalities):
         x[:fused_count, _COLUMN[f"{name}_contribution"]] = contributions[:, j]
-    # Each modality's own score, from 0 for its weakest candidate to 1 for its best: how close a
-    # candidate came to the best, which ranks alone do not say.
-    position = {c: i for i, c in enumerate(candidates)}
-    for name, listed in found.items():
-        if not listed or (needed is not None and f"{name}_score" not in needed):
-            continue
-        values = np.fromiter((c.score for c in listed), dtype=np.float64, count=len(listed))
-        low, span = values.min(), float(np.ptp(values))
-        rows = np.fromiter((position.get(c.chunk, -1) for c in listed), dtype=np.int64, count=len(listed))
-        keep = rows >= 0
-        x[rows[keep], _COLUMN[f"{name}_score"]] = (values[keep] - low) / span if span else 1.0
     adjusted = [adjustments[c] for c in candidates]
     bonuses = np.array(list(map(_BONUS_VALUES, adjusted))) / best
     x[:, [_COLUMN[name] for name in _BONUSES]] = bonuses
@@ -262,41 +251,106 @@ def features(
     is_name = group_of(classification) == "name"
     if needed is None or "deep_path_share" in needed:
         x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
-    if needed is None or {"has_symbol", "symbol_agreement"} & needed:
-        symbols = [reader.chunk_symbol[c] for c in chunk_ids.tolist()]
-        x[:, _COLUMN["has_symbol"]] = [s is not None for s in symbols]
-        x[:, _COLUMN["symbol_agreement"]] = symbol_agreements(query, symbols)
+    chunk_evidence(x, reader, query, candidates, found, needed)
     return x
 
 
-def symbol_agreements(query: str, symbols: Sequence[str | None]) -> np.ndarray:
-    """Per chunk: the share of the words of the name it defines (its last part: `Parser.dump_code`
-    is dump, code) that the question agrees with. Within a file it tells which definition a
-    description is about ("Dump the bytecode into the file" and `dump_bytecode`), where the
-    file-level evidence is the same for every chunk."""
-    words = question_words(query, name_parts=True)
-    out = np.zeros(len(symbols))
-    if not words:
-        return out
-    heads = _heads(words)
-    # Names share their words ("get", "parse"...): each word is matched against the question once.
-    agreeing: dict[str, bool] = {}
-    share: dict[str, float] = {}
-    for i, symbol in enumerate(symbols):
-        if symbol is None:
+#: The features that tell a file's chunks apart (and are filled in by `chunk_evidence`).
+CHUNK_EVIDENCE: frozenset[str] = frozenset({*(f"{m}_score" for m in MODALITIES), "has_symbol", "symbol_agreement"})
+
+
+def chunk_evidence(
+    x: np.ndarray,
+    reader: IndexReader,
+    query: str,
+    candidates: Sequence[int],
+    found: Mapping[str, Sequence[Candidate]],
+    needed: frozenset[str] | None = None,
+    rows: np.ndarray | None = None,
+) -> None:
+    """Fill in, in place, the features of `CHUNK_EVIDENCE` (those of `needed`) for the rows
+    `rows` of `x` (None: all of them): each modality's own score, from 0 for its weakest
+    candidate to 1 for its best (how close a candidate came to the best, which ranks alone do
+    not say), and the name a chunk defines. The choice within a file needs them only for the
+    files a result shows."""
+    wanted = CHUNK_EVIDENCE if needed is None else CHUNK_EVIDENCE & needed
+    if not wanted:
+        return
+    position = {c: i for i, c in enumerate(candidates)}
+    selected = None
+    if rows is not None:
+        selected = np.zeros(len(candidates), dtype=bool)
+        selected[rows] = True
+    for name, listed in found.items():
+        if not listed or f"{name}_score" not in wanted:
             continue
-        value = share.get(symbol)
-        if value is None:
-            name = defined_name_words(symbol)
-            hits = 0
-            for word in name:
-                found = agreeing.get(word)
-                if found is None:
-                    found = agreeing[word] = agrees(word, words, heads)
-                hits += found
-            value = share[symbol] = hits / len(name) if name else 0.0
-        out[i] = value
-    return out
+        values = np.fromiter((c.score for c in listed), dtype=np.float64, count=len(listed))
+        low, span = values.min(), float(np.ptp(values))
+        at = np.fromiter((position.get(c.chunk, -1) for c in listed), dtype=np.int64, count=len(listed))
+        keep = at >= 0
+        if selected is not None:
+            keep[keep] = selected[at[keep]]
+        x[at[keep], _COLUMN[f"{name}_score"]] = (values[keep] - low) / span if span else 1.0
+    if {"has_symbol", "symbol_agreement"} & wanted:
+        at = np.arange(len(candidates)) if rows is None else np.asarray(rows, dtype=np.int64)
+        chunks = np.asarray(candidates, dtype=np.int64)[at]
+        names = defined_names(reader)
+        x[at, _COLUMN["has_symbol"]] = names.named[chunks]
+        x[at, _COLUMN["symbol_agreement"]] = names.agreements(query, chunks)
+
+
+def symbol_agreements(query: str, symbols: Sequence[str | None]) -> np.ndarray:
+    """Per symbol (None: the chunk defines nothing): the share of the words of the name it
+    defines (its last part: `Parser.dump_code` is dump, code) that the question agrees with.
+    Within a file it tells which definition a description is about ("Dump the bytecode into the
+    file" and `dump_bytecode`), where the file-level evidence is the same for every chunk."""
+    return DefinedNames(symbols).agreements(query, np.arange(len(symbols)))
+
+
+@per_reader
+def defined_names(reader: IndexReader) -> DefinedNames:
+    return DefinedNames(reader.chunk_symbol)
+
+
+class DefinedNames:
+    """The words of the name each chunk defines (`symbols`, one per chunk), as word ids
+    (`words`), chunk by chunk (`offsets`): a chunk's agreement with a question is then a sum
+    over an array, and each word is matched against the question once."""
+
+    def __init__(self, symbols: Sequence[str | None]):
+        ids: dict[str, int] = {}
+        offsets = [0]
+        flat: list[int] = []
+        for symbol in symbols:
+            if symbol is not None:
+                flat.extend(ids.setdefault(w, len(ids)) for w in defined_name_words(symbol))
+            offsets.append(len(flat))
+        #: Whether each chunk defines a name.
+        self.named = np.fromiter((s is not None for s in symbols), dtype=np.float64, count=len(symbols))
+        self.vocabulary = list(ids)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.words = np.asarray(flat, dtype=np.int64)
+
+    def agreements(self, query: str, chunks: np.ndarray) -> np.ndarray:
+        """`symbol_agreements` of `chunks`, from the tables."""
+        out = np.zeros(len(chunks))
+        words = question_words(query, name_parts=True)
+        counts = self.offsets[chunks + 1] - self.offsets[chunks]
+        if not words or not counts.any():
+            return out
+        # The word ids of every chunk, one after another.
+        owner = np.repeat(np.arange(len(chunks)), counts)
+        starts = np.repeat(self.offsets[chunks] - np.r_[0, np.cumsum(counts)[:-1]], counts)
+        ids = self.words[starts + np.arange(len(owner))]
+        unique, inverse = np.unique(ids, return_inverse=True)
+        heads = _heads(words)
+        vocabulary = self.vocabulary
+        agreeing = np.fromiter((agrees(vocabulary[i], words, heads) for i in unique.tolist()), dtype=np.float64,
+                               count=len(unique))
+        hits = np.bincount(owner, weights=agreeing[inverse], minlength=len(chunks))
+        named = counts > 0
+        out[named] = hits[named] / counts[named]
+        return out
 
 
 #: What separates the parts of a qualified name (`Type.method`, `mod::fn`, `Class#method`, `Ns\Type`).
@@ -307,6 +361,19 @@ _LAST_PART = re.compile(r"::|->|[.#\\/]")
 def defined_name_words(symbol: str) -> frozenset[str]:
     """The words of the name a qualified symbol defines: its last part's."""
     return _name_words(_LAST_PART.split(symbol)[-1])
+
+
+def rows_of_shown_files(file_ids: np.ndarray, scores: np.ndarray, candidates: Sequence[int], top_k: int) -> np.ndarray:
+    """The rows of the candidates whose files are among the first `top_k` in the order of
+    `scores` (best first, the lower chunk on a tie), as the searcher shows one result per file,
+    and hold more than one candidate: the files with a chunk to choose."""
+    order = np.lexsort((np.asarray(candidates), -scores))
+    _, first, inverse = np.unique(file_ids[order], return_index=True, return_inverse=True)
+    # Each file's place: the rank of its first candidate among the files' first candidates.
+    place = np.empty(len(first), dtype=np.int64)
+    place[np.argsort(first, kind="stable")] = np.arange(len(first))
+    several = np.bincount(inverse, minlength=len(first)) > 1
+    return np.sort(order[(place < top_k)[inverse] & several[inverse]])
 
 
 def hand_weights() -> np.ndarray:
@@ -348,6 +415,21 @@ class RankModel:
         """The features some question group or the choice gives a weight: the only ones worth computing."""
         vectors = [*self.weights.values(), *self.choice.values()]
         return frozenset(FEATURES[i] for w in vectors for i in np.flatnonzero(w).tolist())
+
+    @cached_property
+    def _needed_by_group(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        def named(w: np.ndarray | None) -> frozenset[str]:
+            return frozenset() if w is None else frozenset(FEATURES[i] for i in np.flatnonzero(w).tolist())
+
+        return {g: (named(self.weights[g]), named(self.choice.get(g))) for g in self.weights}
+
+    def ranking_needed(self, group: str) -> frozenset[str]:
+        """The features the ranking of `group` weighs."""
+        return self._needed_by_group[group][0]
+
+    def choice_needed(self, group: str) -> frozenset[str]:
+        """The features the choice within a file of `group` weighs (none without one)."""
+        return self._needed_by_group[group][1]
 
     def score(self, group: str, x: np.ndarray) -> np.ndarray:
         return x @ self.weights[group]

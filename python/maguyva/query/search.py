@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -206,23 +207,31 @@ class Searcher:
             if ranker is None or self.record is not None:  # a learned model has no use for them
                 hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
                                    dtype=np.float64, count=len(candidates))
+            group = rank.group_of(classification)
             if ranker is not None or self.record is not None:
-                # Recording for training needs every feature; a model, only those it weighs.
-                needed = None if self.record is not None or ranker is None else ranker.needed
+                # Recording for training needs every feature; a model, only those it ranks by
+                # (those of its choice within a file come once the files shown are known).
+                needed = None if self.record is not None or ranker is None else ranker.ranking_needed(group)
                 x = rank.features(
                     reader, query, classification, candidates, scored, adjustments, fused, names, lists, needed
                 )
                 if self.record is not None:
                     self.record(query, classification, candidates, x, hand)
             if ranker is not None:
-                group = rank.group_of(classification)
                 # Features are in units of the best fused score: scores go back to fusion's units,
                 # comparable across repositories as the hand-set scores are.
                 unit = rank.score_unit(scored)
-                scored = dict(zip(candidates, (unit * ranker.score(group, x)).tolist()))
-                standing = ranker.preference(group, x)
-                if standing is not None:
-                    preference = dict(zip(candidates, standing.tolist()))
+                ranked = ranker.score(group, x)
+                scored = dict(zip(candidates, (unit * ranked).tolist()))
+                if ranker.choice_needed(group):
+                    # Only the files shown have a chunk to choose.
+                    file_ids = reader.chunk_file[np.asarray(candidates, dtype=np.int64)]
+                    rows = rank.rows_of_shown_files(file_ids, ranked, candidates, top_k)
+                    if needed is not None:
+                        rank.chunk_evidence(x, reader, query, candidates, lists, ranker.choice_needed(group) - needed, rows)
+                    standing = ranker.preference(group, x[rows])
+                    preference = dict.fromkeys(candidates, -math.inf)
+                    preference.update(zip(np.asarray(candidates)[rows].tolist(), standing.tolist()))
                 row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
                 explain = lambda chunk: ranker.contributions(group, unit * x[row_of_candidate[chunk]])  # noqa: E731
             else:
