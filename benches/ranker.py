@@ -4,7 +4,7 @@
     python benches/ranker.py collect --bench MINED --repos MINED/trees --out mined.pkl.gz
     python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
                                    [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
-                                   [--json report.json]
+                                   [--extend FEATURE ... [--extend-max-loss L,...]] [--json report.json]
     python benches/ranker.py choose dev.pkl.gz mined.pkl.gz [--model ranker.json] [--l2 L,...] [--json choice.json]
     python benches/ranker.py write REPORT.json [REPORT.json ...] [--choice choice.json]
                                    [--out python/maguyva/query/ranker.json]
@@ -31,7 +31,11 @@ repository (folds.py's dealing: a mined repository's entries stay together): eac
 fitted on the other folds and scores its own. Of the settings tried, the best out of fold (mean
 over the sets) is reported per category and language; `--json` keeps every setting's figures and
 the weights fitted on all the data, and `write` ships the best of such reports as the package's
-model, with its in-fold and out-of-fold figures.
+model, with its in-fold and out-of-fold figures. `--extend` judges features added to a fitted
+model: they are left out of the ascent (which then fits what it fitted without them), and each
+in turn gets the weight of EXTEND_GRID that does best on the training folds without costing any
+set more than `--extend-max-loss` (a row per value), so a new feature's out-of-fold gain is its
+own, not a different path of the ascent's.
 
 `choose` fits the choice within a file: where a file stands is its best candidate's score under
 the ranking, but which of its chunks the result shows is scored apart, by weights fitted on the
@@ -248,11 +252,12 @@ STEPS = (-1.0, -0.5, -0.2, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 ROUNDS = 3
 
 
-def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, max_loss: float, seed: int) -> np.ndarray:
+def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, max_loss: float, seed: int,
+           frozen: frozenset[int] = frozenset()) -> np.ndarray:
     """Coordinate ascent on the weighted mean NDCG@10 of `prepared` from `start` (the weight of
     "fused" stays 1: it sets the scale). A step is kept when it gains more than `min_gain` in
     all and costs no set more than `max_loss` of its own mean: a rule that helps one kind of
-    question at the price of another is not learned."""
+    question at the price of another is not learned. The weights of `frozen` keep their start."""
     from maguyva.query import rank
 
     if not prepared:
@@ -265,7 +270,7 @@ def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, max_los
     total = set_totals.sum()
     w = start.copy()
     fixed = rank.FEATURES.index("fused")
-    order = [j for j in range(len(w)) if j != fixed]
+    order = [j for j in range(len(w)) if j != fixed and j not in frozen]
     rng = random.Random(seed)
 
     def parts(moved: list[Prepared], trial: np.ndarray) -> np.ndarray:
@@ -300,27 +305,66 @@ def ascend(prepared: list[Prepared], start: np.ndarray, min_gain: float, max_los
 
 
 def model_weights(prepared: list[Prepared], hand_w: np.ndarray, groups: tuple[str, ...], min_gain: float,
-                  max_loss: float, per_group: bool, seed: int) -> dict[str, np.ndarray]:
+                  max_loss: float, per_group: bool, seed: int,
+                  frozen: frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
     """The weight vector of every group, by coordinate ascent from the hand-set weights."""
     if not per_group:
-        w = ascend(prepared, hand_w, min_gain, max_loss, seed)
+        w = ascend(prepared, hand_w, min_gain, max_loss, seed, frozen)
         return {g: w for g in groups}
-    return {g: ascend([p for p in prepared if p.group == g], hand_w, min_gain, max_loss, seed) for g in groups}
+    return {g: ascend([p for p in prepared if p.group == g], hand_w, min_gain, max_loss, seed, frozen) for g in groups}
 
 
-#: What the forked fitting processes read: (prepared queries, their folds, hand weights, seed).
-_SHARED: tuple[list[Prepared], list[int], np.ndarray, int] | None = None
+#: The weights `--extend` tries for each added feature.
+EXTEND_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 
 
-def _fit_fold(job: tuple[int, float, float, bool]) -> dict[str, np.ndarray]:
-    """The weights fitted on every fold but `job`'s (on all of them for fold -1)."""
+def extend(prepared: list[Prepared], weights: dict[str, np.ndarray], features: list[int],
+           max_loss: float) -> dict[str, np.ndarray]:
+    """`weights` with each of `features` in turn given the weight of EXTEND_GRID that gains most
+    over `prepared` (every set weighing the same) and costs no set more than `max_loss`: a feature
+    added to a fitted model, its one number chosen on the same questions."""
+    sets = sorted({p.source for p in prepared})
+    set_totals = np.array([sum(p.weight for p in prepared if p.source == s) for s in sets])
+    out = {g: w.copy() for g, w in weights.items()}
+    for j in features:
+        moved = [p for p in prepared if np.ptp(p.x[:, j]) > 0]
+
+        def per_set(value: float) -> np.ndarray:
+            sums = np.zeros(len(sets))
+            for p in moved:
+                trial = out[p.group].copy()
+                trial[j] = value
+                sums[sets.index(p.source)] += p.weight * p.ndcg(p.x @ trial)
+            return sums / set_totals
+
+        base = per_set(out[next(iter(out))][j])
+        best, best_gain = None, 0.0
+        for value in EXTEND_GRID:
+            change = per_set(value) - base
+            if change.mean() > best_gain and change.min() >= -max_loss:
+                best, best_gain = value, change.mean()
+        if best is not None:
+            for w in out.values():
+                w[j] = best
+    return out
+
+
+#: What the forked fitting processes read: (prepared queries, their folds, hand weights, seed,
+#: the features added after the ascent and the loss they may cost a set).
+_SHARED: tuple[list[Prepared], list[int], np.ndarray, int, list[int], list[float]] | None = None
+
+
+def _fit_fold(job: tuple[int, float, float, bool]) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
+    """The weights fitted on every fold but `job`'s (on all of them for fold -1), and those
+    weights with the `--extend` features added, once per `--extend-max-loss`."""
     from maguyva.query import rank
 
     fold, min_gain, max_loss, per_group = job
     assert _SHARED is not None
-    prepared, folds_of, hand_w, seed = _SHARED
+    prepared, folds_of, hand_w, seed, added, added_loss = _SHARED
     train_part = [p for p, f in zip(prepared, folds_of) if f != fold]
-    return model_weights(train_part, hand_w, rank.GROUPS, min_gain, max_loss, per_group, seed)
+    base = model_weights(train_part, hand_w, rank.GROUPS, min_gain, max_loss, per_group, seed, frozenset(added))
+    return base, [extend(train_part, base, added, loss) for loss in added_loss] if added else []
 
 
 def prepared_ndcg(prepared: list[Prepared], weights: dict[str, np.ndarray], out: list[float]) -> None:
@@ -371,30 +415,44 @@ def train(args: argparse.Namespace) -> int:
     rows["hand-set, as a linear model"] = {"in_fold": mean_by_repo(records, hand_as_linear),
                                            "out_of_fold": mean_by_repo(records, hand_as_linear)}
     best_name, best_score = None, -1.0
+    added = [rank.FEATURES.index(f) for f in args.extend] if args.extend else []
+    unknown = set(args.extend or ()) - set(rank.FEATURES)
+    if unknown:
+        raise SystemExit(f"ranker: no feature {', '.join(sorted(unknown))}")
     for per_group, min_gain, max_loss in configs:
         name = f"learned, {'per group' if per_group else 'shared'}, min gain {min_gain:g}, max loss {max_loss:g}"
         fold_of_prepared = [fold_of[records[p.index]["repository"]] for p in prepared]
         jobs = [(-1, min_gain, max_loss, per_group)] + [(f, min_gain, max_loss, per_group) for f in range(args.folds)]
         global _SHARED
-        _SHARED = (prepared, fold_of_prepared, hand_w, args.seed)
+        added_losses = [float(v) for v in args.extend_max_loss.split(",")]
+        _SHARED = (prepared, fold_of_prepared, hand_w, args.seed, added, added_losses)
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
             fitted = dict(zip([j[0] for j in jobs], pool.map(_fit_fold, jobs)))
-        weights = fitted[-1]
-        in_fold_values = [r["ndcg"] for r in records]
-        prepared_ndcg(prepared, weights, in_fold_values)
-        in_fold = mean_by_repo(records, in_fold_values)
-        oof = [r["ndcg"] for r in records]
-        for fold in range(args.folds):
-            held = [p for p, f in zip(prepared, fold_of_prepared) if f == fold]
-            prepared_ndcg(held, fitted[fold], oof)
-        out = mean_by_repo(records, oof)
-        rows[name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "max_loss": max_loss,
-                      "per_group": per_group, "oof_per_query": oof,
-                      "weights": {g: dict(zip(rank.FEATURES, map(float, v))) for g, v in weights.items()}}
-        score = sum(out.values()) / len(out)
-        print(f"{name}: " + ", ".join(f"{s} {in_fold[s]:.4f}/{out[s]:.4f}" for s in out), flush=True)
-        if score > best_score:
-            best_name, best_score = name, score
+        variants = [(name, None, {k: v[0] for k, v in fitted.items()})]
+        for i, loss in enumerate(added_losses if added else []):
+            variants.append((f"{name}, then {', '.join(args.extend)} (max loss {loss:g})", loss,
+                             {k: v[1][i] for k, v in fitted.items()}))
+        for row_name, added_loss, by_fold in variants:
+            weights = by_fold[-1]
+            in_fold_values = [r["ndcg"] for r in records]
+            prepared_ndcg(prepared, weights, in_fold_values)
+            in_fold = mean_by_repo(records, in_fold_values)
+            oof = [r["ndcg"] for r in records]
+            for fold in range(args.folds):
+                held = [p for p, f in zip(prepared, fold_of_prepared) if f == fold]
+                prepared_ndcg(held, by_fold[fold], oof)
+            out = mean_by_repo(records, oof)
+            rows[row_name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "max_loss": max_loss,
+                              "per_group": per_group, "oof_per_query": oof,
+                              "extend": list(args.extend or ()) if added_loss is not None else [],
+                              "extend_max_loss": added_loss,
+                              "added_per_fold": {str(k): {rank.FEATURES[j]: float(w[rank.GROUPS[0]][j]) for j in added}
+                                                 for k, w in by_fold.items()} if added_loss is not None else {},
+                              "weights": {g: dict(zip(rank.FEATURES, map(float, v))) for g, v in weights.items()}}
+            score = sum(out.values()) / len(out)
+            print(f"{row_name}: " + ", ".join(f"{s} {in_fold[s]:.4f}/{out[s]:.4f}" for s in out), flush=True)
+            if score > best_score:
+                best_name, best_score = row_name, score
     sets = list(base)
     print("\n| ranking | " + " | ".join(f"{s} in fold | {s} out of fold" for s in sets) + " |")
     print("| --- |" + " --- | --- |" * len(sets))
@@ -598,7 +656,9 @@ def write(args: argparse.Namespace) -> int:
         "model": name, **settings, "in_fold": row["in_fold"], "out_of_fold": row["out_of_fold"],
         "command": "python benches/ranker.py train " + " ".join(settings["data"])
         + f" --groups {'per-group' if row['per_group'] else 'shared'} --min-gain {row['min_gain']:g}"
-        + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']} --json REPORT",
+        + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']}"
+        + (f" --extend {' '.join(row['extend'])} --extend-max-loss {row['extend_max_loss']:g}" if row.get("extend") else "")
+        + " --json REPORT",
     }
     return _write(args, weights, meta, name)
 
@@ -718,6 +778,11 @@ def main(argv: list[str]) -> int:
                    help="the most a step may cost any one set's mean NDCG@10 (values to choose from)")
     t.add_argument("--min-gain", default="0.0005",
                    help="the smallest mean NDCG@10 gain a step must make to be kept (values to choose from)")
+    t.add_argument("--extend", nargs="+", metavar="FEATURE",
+                   help="features left out of the ascent, then each given the weight of EXTEND_GRID that does best "
+                        "on the training folds (a second row per setting)")
+    t.add_argument("--extend-max-loss", default="0.001",
+                   help="the most an added feature's weight may cost any one set's mean NDCG@10 (values: a row each)")
     t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")
     t.add_argument("--json", type=Path)
     w = sub.add_parser("write", help="ship the best model of train --json reports")
