@@ -59,8 +59,8 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 import numpy as np
@@ -344,6 +344,47 @@ class PathVocabulary:
         share = self._shares[word] = float(on.sum()) / self.files if self.files else 0.0
         return share
 
+    def agreeing_files(self, word: str, initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS) -> np.ndarray:
+        """Whether each file's path words agree with the question word `word` as `matched_words`
+        has them agree (as written, by stems, or by initials spelled on the path), as one mask
+        over the index's files: worked out from the vocabulary once, not file by file."""
+        on = np.zeros(self.files, dtype=bool)
+        for found in (self._agreeing(word, self._sorted, self._files_of, _SHORTEST_PREFIX),
+                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, _SHORTEST_STEM_PREFIX)):
+            for ids in found:
+                on[ids] = True
+        for short, run in initials.items():
+            ids = self._files_of.get(short)
+            if ids is not None and word in run:
+                on[ids] = True
+        return on
+
+    def _agreeing(self, word: str, ordered: list[str], files_of: dict[str, np.ndarray], shortest: int) -> list[np.ndarray]:
+        """The files of the vocabulary words `_agrees` would match `word` with: the word itself,
+        the words it is a prefix of (`shortest`+ letters), and those that are prefixes of it."""
+        found = []
+        if word in files_of:
+            found.append(files_of[word])
+        if len(word) >= shortest:
+            at = bisect_left(ordered, word)
+            while at < len(ordered) and ordered[at].startswith(word):
+                if ordered[at] != word:
+                    found.append(files_of[ordered[at]])
+                at += 1
+        found.extend(files_of[word[:i]] for i in range(shortest, len(word)) if word[:i] in files_of)
+        return found
+
+    @cached_property
+    def _files_of_stem(self) -> dict[str, np.ndarray]:
+        by_stem: dict[str, list[np.ndarray]] = {}
+        for word, ids in self._files_of.items():
+            by_stem.setdefault(stem(word), []).append(ids)
+        return {s: parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) for s, parts in by_stem.items()}
+
+    @cached_property
+    def _sorted_stems(self) -> list[str]:
+        return sorted(self._files_of_stem)
+
 
 @per_reader
 def path_vocabulary(reader: IndexReader) -> PathVocabulary:
@@ -601,9 +642,19 @@ class _FileSignals:
         wants_ports = signals.secondary and not _WINDOWS_IN_QUESTION.search(query)
         self.ports = windows_ports(reader) if wants_ports else frozenset()
 
+    @cached_property
+    def _shares(self) -> np.ndarray:
+        """Per file, the share of the question's words its path agrees with (`matched_share`,
+        for all files at once)."""
+        vocabulary = path_vocabulary(self.reader)
+        agreeing = np.zeros(len(self.reader.files))
+        for word in self.words:
+            agreeing += vocabulary.agreeing_files(word, self.initials)
+        return agreeing / len(self.words)
+
     def __call__(self, file_id: int) -> Adjustment:
         info = self.reader.files[file_id]
-        share = matched_share(self.words, path_words(info.path), self.initials) if self.words else 0.0
+        share = float(self._shares[file_id]) if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
         part = self.parts.get(file_id)
         unasked_part = part is not None and not spells(self.words, part)
@@ -635,25 +686,34 @@ def _add_file_agreement(
     are the same for all of a file's chunks, or go to that chunk (coherence)."""
     chunks = parts.chunks.astype(np.int64)
     contributions = np.asarray(parts.contributions, dtype=np.float64)
-    files, group = np.unique(reader.chunk_file[chunks], return_inverse=True)
-    # Each file's best contribution per modality, and the best of its fused chunks.
-    best = np.zeros((len(files), contributions.shape[1]))
-    np.maximum.at(best, group, contributions)
     score = np.fromiter(
         (scored.get(c, 0.0) + definition.get(c, 0.0) for c in chunks.tolist()), dtype=np.float64, count=len(chunks)
     )
-    order = np.lexsort((chunks, -score, group))
-    first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
-    shown = {int(files[group[i]]): (float(score[i]), int(chunks[i]), i) for i in first.tolist()}
+    # Chunks by file, each file's best first: each file's best contribution per modality (a
+    # maximum over its run of rows), and the best of its fused chunks (the run's first).
+    file_of = reader.chunk_file[chunks]
+    order = np.lexsort((chunks, -score, file_of))
+    in_order = file_of[order]
+    starts = np.flatnonzero(np.r_[True, in_order[1:] != in_order[:-1]])
+    files = in_order[starts]
+    best = np.maximum.reduceat(contributions[order], starts, axis=0)
+    first = order[starts]
+    # What each file's best chunk did not find of what its file's other chunks did.
+    extras = (best * (contributions[first] == 0.0)).sum(axis=1)
+    shown_chunks = chunks[first].tolist()
+    shown_scores = score[first].tolist()
     for chunk, bonus in definition.items():
-        file_id = int(reader.chunk_file[chunk])
-        held = shown.get(file_id)
+        if chunk in scored:
+            continue
+        file_id = reader.chunk_file[chunk]
+        at = int(np.searchsorted(files, file_id))
         # A definition fusion did not bring, first in its file: it gets all of the file's agreement.
-        if held is not None and chunk not in scored and (bonus, -chunk) > (held[0], -held[1]):
-            shown[file_id] = (bonus, chunk, -1)
-    row_of_file = {int(f): g for g, f in enumerate(files.tolist())}
-    for file_id, (_, chunk, row) in shown.items():
-        found = best[row_of_file[file_id]]
-        extra = float(found.sum() if row < 0 else found[contributions[row] == 0.0].sum())
+        if at < len(files) and files[at] == file_id and (bonus, -chunk) > (shown_scores[at], -shown_chunks[at]):
+            shown_chunks[at], shown_scores[at] = chunk, bonus
+            extras[at] = best[at].sum()
+    for chunk, extra in zip(shown_chunks, extras.tolist()):
         if extra:
-            adjustments[chunk] = replace(adjustments[chunk], agreement=FILE_AGREEMENT * extra)
+            a = adjustments[chunk]
+            # Built directly: `dataclasses.replace` costs several times more, for dozens of files a question.
+            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, FILE_AGREEMENT * extra,
+                                            a.demotions)
