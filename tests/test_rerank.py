@@ -634,3 +634,37 @@ def test_a_modality_that_found_the_file_elsewhere_agrees_with_its_best_chunk(agr
     off = rerank(reader, query, classify(query), scored, replace(signals, agreement=False), parts)
     assert all(a.agreement == 0.0 for a in off.values())
     assert all(a.agreement == 0.0 for a in rerank(reader, query, classify(query), scored, signals).values())
+
+
+VOCABULARY_FILES = {
+    "fs/file_system.c": "int mount(void) { return 0; }\n",
+    "routing/router.py": "def route(path):\n    return path\n",
+    "utils/utility.rb": "def helper; end\n",
+    "deps/dependencies.go": "package deps\n",
+    "ui/user_interface.ts": "export const ui = 1;\n",
+    "core/filtering.py": "def keep(x):\n    return x\n",
+}
+vocabulary_index = index_fixture("vocabulary_index", VOCABULARY_FILES)
+
+
+@pytest.mark.parametrize("query", [
+    "how does the file system mount disks",    # as written, and initials (fs)
+    "where are routes dispatched",              # prefixes: routes / routing, router
+    "which utilities help here",                # stems: utilities / utility, utils
+    "dependency resolution",                    # stems: dependency / dependencies, deps (a prefix)
+    "the user interface constants",             # initials: ui
+    "filter the input",                         # stems: filter / filtering
+    "xyzzy",                                    # nothing agrees
+])
+def test_path_agreement_for_all_files_at_once_is_each_files_own(vocabulary_index: Index, query: str):
+    from maguyva.query import rerank
+
+    reader = vocabulary_index.reader
+    words = rerank.question_words(query)
+    signals = rerank._FileSignals(reader, query, words, 1.0, Signals())
+    agreeing = []
+    for file_id, info in enumerate(reader.files):
+        own = rerank.matched_share(words, rerank.path_words(info.path), rerank.initialisms(query)) if words else 0.0
+        assert signals(file_id).path == (own if own >= rerank.PATH_MIN_SHARE else 0.0) * rerank.PATH_BONUS, info.path
+        agreeing += [info.path] if own else []
+    assert bool(agreeing) == (query != "xyzzy")
