@@ -697,11 +697,12 @@ def vector(weights: dict[str, float]) -> np.ndarray:
 def speed(args: argparse.Namespace) -> int:
     """The rank stage's own time per question (features, then the model's scores), and whole
     questions under the hand-set ranking, the learned ranking without its choice within a file and
-    with it, asked in turn question by question so that the machine's drift is shared."""
+    with it, asked in turn question by question (latency.py) so that the machine's drift is shared."""
     import dataclasses
     import statistics
     import time
 
+    import latency
     import quality
 
     from maguyva.query import rank
@@ -711,17 +712,13 @@ def speed(args: argparse.Namespace) -> int:
         selected = [r for r in selected if r["name"] in set(args.repos_subset)]
     repos = quality.load_repos(args.bench, args.repos, selected)
     model = rank.shipped_model()
-    arms = {"hand-set": ("hand", model), "learned, no choice": ("learned", dataclasses.replace(model, choice={})),
-            "learned, with its choice (shipped)": ("learned", model)}
     timings: list[float] = []
     scoring: list[float] = []
     sizes: list[int] = []
-    whole: dict[str, list[float]] = {name: [] for name in arms}
     with tempfile.TemporaryDirectory(prefix="maguyva-ranker-") as scratch:
         for repo in repos:
             quality.build_cold([repo], Path(scratch))
             searcher = quality.searcher_of(repo.index)
-            searcher.search(repo.queries[0]["query"], top_k=TOP_K)  # the index's derived tables, untimed
             original = rank.features
 
             def timed(*a: Any, **k: Any) -> np.ndarray:
@@ -741,22 +738,18 @@ def speed(args: argparse.Namespace) -> int:
                         searcher.search(q["query"], top_k=TOP_K)
             finally:
                 rank.features = original
-            names = list(arms)
-            for round_ in range(args.rounds):
-                for i, q in enumerate(repo.queries):
-                    for j in range(len(names)):
-                        name = names[(i + j + round_) % len(names)]
-                        ranking, searcher.ranker = arms[name]
-                        started = time.perf_counter()
-                        searcher.search(q["query"], top_k=TOP_K, ranking=ranking)
-                        whole[name].append((time.perf_counter() - started) * 1e3)
             repo.index.close()
     print(f"{len(timings)} ranked questions, candidates p50 {statistics.median(sizes):.0f} (max {max(sizes)})")
     print(f"features p50 {statistics.median(timings):.3f} ms, p95 {sorted(timings)[int(0.95 * len(timings))]:.3f} ms; "
           f"scores p50 {statistics.median(scoring) * 1e3:.1f} us")
-    for name, values in whole.items():
-        values.sort()
-        print(f"{name}: query p50 {statistics.median(values):.2f} ms, p95 {values[int(0.95 * len(values))]:.2f} ms")
+    without_choice = dataclasses.replace(model, choice={})
+
+    def use(ranker: rank.RankModel) -> Any:
+        return lambda searcher: setattr(searcher, "ranker", ranker)
+
+    arms = {"hand-set": (None, "hand"), "learned, no choice": (use(without_choice), "learned"),
+            "learned, with its choice (shipped)": (use(model), "learned")}
+    latency.report(latency.alternate(args.bench, args.repos, args.repos_subset, arms, args.rounds))
     return 0
 
 
