@@ -7,6 +7,7 @@ import math
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,15 @@ def test_explanation_names_each_demotion():
         adjustments={"path": 0.1, "secondary_code_factor": 0.3, "older_version_factor": 0.5},
     )
     assert explanation(hit) == "(text #1 (+0.1000) + path (+0.1000)) x 0.3 (secondary code) x 0.5 (older version)"
+
+
+def test_explanation_says_which_lines_placed_a_file_that_shows_others():
+    hit = Hit(
+        path="geometry/shapes.py", start_line=24, end_line=40, score=0.5, symbol="circle_area",
+        modalities={"structural": ModalityPart(rank=0, contribution=0.2)}, snippet="", chunk=3,
+        features={"fused": 0.4, "path": 0.1}, placed_by=(1, 22),
+    )
+    text = explanation(hit)
+    assert text.startswith("structural #1 (+0.2000); score = 0.4000 fused + 0.1000 path")
+    assert "lines 1-22" in text
+    assert "lines" not in explanation(replace(hit, placed_by=None))
