@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
@@ -313,35 +314,52 @@ def defined_names(reader: IndexReader) -> DefinedNames:
 
 
 class DefinedNames:
-    """The words of the name each chunk defines (`symbols`, one per chunk), as word ids
-    (`words`), chunk by chunk (`offsets`): a chunk's agreement with a question is then a sum
-    over an array, and each word is matched against the question once."""
+    """The words of the name each chunk defines (`symbols`, one per chunk), as word ids, worked
+    out for a chunk the first time a question needs it (a large index's first question would
+    otherwise pay for every chunk): a chunk's agreement with a question is then a sum over an
+    array, and each word is matched against the question once."""
 
     def __init__(self, symbols: Sequence[str | None]):
-        ids: dict[str, int] = {}
-        offsets = [0]
-        flat: list[int] = []
-        for symbol in symbols:
-            if symbol is not None:
-                flat.extend(ids.setdefault(w, len(ids)) for w in defined_name_words(symbol))
-            offsets.append(len(flat))
+        self._symbols = symbols
+        self._ids: dict[str, int] = {}
+        self._of_chunk: dict[int, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
         #: Whether each chunk defines a name.
         self.named = np.fromiter((s is not None for s in symbols), dtype=np.float64, count=len(symbols))
-        self.vocabulary = list(ids)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.words = np.asarray(flat, dtype=np.int64)
+        self.vocabulary: list[str] = []
+
+    def _words_of(self, chunks: list[int]) -> list[tuple[int, ...]]:
+        known = self._of_chunk
+        missing = [c for c in chunks if c not in known]
+        if missing:
+            with self._lock:  # several searching threads share one index's tables
+                ids, vocabulary = self._ids, self.vocabulary
+                for chunk in missing:
+                    symbol = self._symbols[chunk]
+                    words = defined_name_words(symbol) if symbol is not None else ()
+                    found = []
+                    for word in words:
+                        at = ids.get(word)
+                        if at is None:
+                            at = ids[word] = len(vocabulary)
+                            vocabulary.append(word)
+                        found.append(at)
+                    known[chunk] = tuple(found)
+        return [known[c] for c in chunks]
 
     def agreements(self, query: str, chunks: np.ndarray) -> np.ndarray:
-        """`symbol_agreements` of `chunks`, from the tables."""
+        """`symbol_agreements` of `chunks`."""
         out = np.zeros(len(chunks))
         words = question_words(query, name_parts=True)
-        counts = self.offsets[chunks + 1] - self.offsets[chunks]
-        if not words or not counts.any():
+        if not words or not len(chunks):
+            return out
+        of_chunk = self._words_of(chunks.tolist())
+        counts = np.fromiter(map(len, of_chunk), dtype=np.int64, count=len(of_chunk))
+        if not counts.any():
             return out
         # The word ids of every chunk, one after another.
+        ids = np.fromiter((w for found in of_chunk for w in found), dtype=np.int64, count=int(counts.sum()))
         owner = np.repeat(np.arange(len(chunks)), counts)
-        starts = np.repeat(self.offsets[chunks] - np.r_[0, np.cumsum(counts)[:-1]], counts)
-        ids = self.words[starts + np.arange(len(owner))]
         unique, inverse = np.unique(ids, return_inverse=True)
         heads = _heads(words)
         vocabulary = self.vocabulary
