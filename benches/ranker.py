@@ -4,7 +4,8 @@
     python benches/ranker.py collect --bench MINED --repos MINED/trees --out mined.pkl.gz
     python benches/ranker.py train dev.pkl.gz mined.pkl.gz [--folds 5] [--seed 0] [--jobs N]
                                    [--groups shared|per-group|both] [--min-gain G,...] [--max-loss L,...]
-                                   [--extend FEATURE ... [--extend-max-loss L,...]] [--json report.json]
+                                   [--extend FEATURE ... [--extend-max-loss L,...]] [--hold FEATURE ...]
+                                   [--json report.json]
     python benches/ranker.py choose dev.pkl.gz mined.pkl.gz [--model ranker.json] [--l2 L,...] [--json choice.json]
     python benches/ranker.py write REPORT.json [REPORT.json ...] [--choice choice.json]
                                    [--out python/maguyva/query/ranker.json]
@@ -35,7 +36,8 @@ model, with its in-fold and out-of-fold figures. `--extend` judges features adde
 model: they are left out of the ascent (which then fits what it fitted without them), and each
 in turn gets the weight of EXTEND_GRID that does best on the training folds without costing any
 set more than `--extend-max-loss` (a row per value), so a new feature's out-of-fold gain is its
-own, not a different path of the ascent's.
+own, not a different path of the ascent's; `--hold` keeps features out of the ascent at their
+hand-set weight (the features a shipped model was fitted without).
 
 `choose` fits the choice within a file: where a file stands is its best candidate's score under
 the ranking, but which of its chunks the result shows is scored apart, by weights fitted on the
@@ -315,7 +317,7 @@ def model_weights(prepared: list[Prepared], hand_w: np.ndarray, groups: tuple[st
 
 
 #: The weights `--extend` tries for each added feature.
-EXTEND_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+EXTEND_GRID = (-1.0, -0.5, -0.3, -0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 
 
 def extend(prepared: list[Prepared], weights: dict[str, np.ndarray], features: list[int],
@@ -350,8 +352,8 @@ def extend(prepared: list[Prepared], weights: dict[str, np.ndarray], features: l
 
 
 #: What the forked fitting processes read: (prepared queries, their folds, hand weights, seed,
-#: the features added after the ascent and the loss they may cost a set).
-_SHARED: tuple[list[Prepared], list[int], np.ndarray, int, list[int], list[float]] | None = None
+#: the features added after the ascent, the loss they may cost a set, the features held at 0).
+_SHARED: tuple[list[Prepared], list[int], np.ndarray, int, list[int], list[float], frozenset[int]] | None = None
 
 
 def _fit_fold(job: tuple[int, float, float, bool]) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
@@ -361,9 +363,9 @@ def _fit_fold(job: tuple[int, float, float, bool]) -> tuple[dict[str, np.ndarray
 
     fold, min_gain, max_loss, per_group = job
     assert _SHARED is not None
-    prepared, folds_of, hand_w, seed, added, added_loss = _SHARED
+    prepared, folds_of, hand_w, seed, added, added_loss, held = _SHARED
     train_part = [p for p, f in zip(prepared, folds_of) if f != fold]
-    base = model_weights(train_part, hand_w, rank.GROUPS, min_gain, max_loss, per_group, seed, frozenset(added))
+    base = model_weights(train_part, hand_w, rank.GROUPS, min_gain, max_loss, per_group, seed, frozenset(added) | held)
     return base, [extend(train_part, base, added, loss) for loss in added_loss] if added else []
 
 
@@ -416,7 +418,7 @@ def train(args: argparse.Namespace) -> int:
                                            "out_of_fold": mean_by_repo(records, hand_as_linear)}
     best_name, best_score = None, -1.0
     added = [rank.FEATURES.index(f) for f in args.extend] if args.extend else []
-    unknown = set(args.extend or ()) - set(rank.FEATURES)
+    unknown = (set(args.extend or ()) | set(args.hold or ())) - set(rank.FEATURES)
     if unknown:
         raise SystemExit(f"ranker: no feature {', '.join(sorted(unknown))}")
     for per_group, min_gain, max_loss in configs:
@@ -425,7 +427,8 @@ def train(args: argparse.Namespace) -> int:
         jobs = [(-1, min_gain, max_loss, per_group)] + [(f, min_gain, max_loss, per_group) for f in range(args.folds)]
         global _SHARED
         added_losses = [float(v) for v in args.extend_max_loss.split(",")]
-        _SHARED = (prepared, fold_of_prepared, hand_w, args.seed, added, added_losses)
+        held = frozenset(rank.FEATURES.index(f) for f in args.hold or ())
+        _SHARED = (prepared, fold_of_prepared, hand_w, args.seed, added, added_losses, held)
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
             fitted = dict(zip([j[0] for j in jobs], pool.map(_fit_fold, jobs)))
         variants = [(name, None, {k: v[0] for k, v in fitted.items()})]
@@ -445,7 +448,7 @@ def train(args: argparse.Namespace) -> int:
             rows[row_name] = {"in_fold": in_fold, "out_of_fold": out, "min_gain": min_gain, "max_loss": max_loss,
                               "per_group": per_group, "oof_per_query": oof,
                               "extend": list(args.extend or ()) if added_loss is not None else [],
-                              "extend_max_loss": added_loss,
+                              "extend_max_loss": added_loss, "hold": list(args.hold or ()),
                               "added_per_fold": {str(k): {rank.FEATURES[j]: float(w[rank.GROUPS[0]][j]) for j in added}
                                                  for k, w in by_fold.items()} if added_loss is not None else {},
                               "weights": {g: dict(zip(rank.FEATURES, map(float, v))) for g, v in weights.items()}}
@@ -658,6 +661,7 @@ def write(args: argparse.Namespace) -> int:
         + f" --groups {'per-group' if row['per_group'] else 'shared'} --min-gain {row['min_gain']:g}"
         + f" --max-loss {row['max_loss']:g} --folds {settings['folds']} --seed {settings['seed']}"
         + (f" --extend {' '.join(row['extend'])} --extend-max-loss {row['extend_max_loss']:g}" if row.get("extend") else "")
+        + (f" --hold {' '.join(row['hold'])}" if row.get("hold") else "")
         + " --json REPORT",
     }
     return _write(args, weights, meta, name)
@@ -675,6 +679,8 @@ def _write(args: argparse.Namespace, weights: dict[str, np.ndarray], meta: dict[
         meta["choice"] = {"model": report["chosen"], **report["settings"], "in_fold": chosen["in_fold"],
                           "out_of_fold": chosen["out_of_fold"],
                           "command": "python benches/ranker.py choose " + " ".join(report["settings"]["data"])
+                          + (f" --model {Path(report['settings']['model']).name}"
+                             if report["settings"].get("model", "shipped") != "shipped" else "")
                           + f" --l2 {chosen['l2']:g} --json REPORT"}
     args.out.write_text(rank.RankModel(weights, choice=choice).to_json(meta))
     print(f"wrote {args.out}: {name}" + (f"; {report['chosen']}" if args.choice else ""))
@@ -774,6 +780,8 @@ def main(argv: list[str]) -> int:
     t.add_argument("--extend", nargs="+", metavar="FEATURE",
                    help="features left out of the ascent, then each given the weight of EXTEND_GRID that does best "
                         "on the training folds (a second row per setting)")
+    t.add_argument("--hold", nargs="+", metavar="FEATURE",
+                   help="features the ascent leaves at their hand-set weight (0 for those it has no use for)")
     t.add_argument("--extend-max-loss", default="0.001",
                    help="the most an added feature's weight may cost any one set's mean NDCG@10 (values: a row each)")
     t.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="fitting processes")

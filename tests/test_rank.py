@@ -276,3 +276,25 @@ def test_the_choice_made_from_the_shown_files_alone_is_the_choice_made_from_ever
         assert [(h.path, h.start_line, h.placed_by) for h in lazy.results] == [
             (h.path, h.start_line, h.placed_by) for h in full.results
         ]
+
+
+CONTRACTS = {
+    "pricing/discount_policy.ts": "export interface DiscountPolicy {\n  rate(total: number): number;\n}\n",
+    "pricing/seasonal_discount.ts": (
+        "import { DiscountPolicy } from './discount_policy';\n\n"
+        "export class SeasonalDiscount implements DiscountPolicy {\n"
+        "  rate(total: number): number {\n    return total > 100 ? 0.1 : 0;\n  }\n}\n"
+    ),
+    "pricing/mixed.ts": (
+        "export interface Rounding {\n  round(x: number): number;\n}\n\n"
+        "export function roundUp(x: number): number {\n  return Math.ceil(x);\n}\n"
+    ),
+}
+contracts = index_fixture("contracts", CONTRACTS)
+
+
+def test_a_file_that_only_declares_an_interface_says_so(contracts: Index):
+    facts = rank.file_facts(contracts.reader)
+    flag = {f.path: facts.interface_only[f.id] for f in contracts.reader.files}
+    # The contract alone; not its implementation, nor a file that declares one and implements more.
+    assert flag == {"pricing/discount_policy.ts": 1.0, "pricing/seasonal_discount.ts": 0.0, "pricing/mixed.ts": 0.0}

@@ -49,7 +49,7 @@ from maguyva.query.retrievers.base import Candidate
 from maguyva.query.tokens import split_identifier
 
 #: The version of the feature layout; a model trained on another layout is refused.
-FEATURES_VERSION = 3
+FEATURES_VERSION = 4
 
 _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
 _BONUS_VALUES = attrgetter(*_BONUSES)
@@ -79,6 +79,7 @@ FEATURES: tuple[str, ...] = (
     "hit_density",
     "has_symbol",
     "symbol_agreement",
+    "interface_only",
 )
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
@@ -102,6 +103,9 @@ _INDEX_FILES = frozenset(
     {"__init__.py", "mod.rs", "index.js", "index.ts", "index.mjs", "index.jsx", "index.tsx", "package-info.java"}
 )
 _STUB_SUFFIXES = (".d.ts", ".pyi")
+_CONTRACT_KINDS = frozenset({"interface", "trait"})
+#: Definitions with bodies of their own (a method may be an interface's declaration).
+_BODY_KINDS = frozenset({"class", "struct", "function"})
 #: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
 DEEP_FOLDERS = 3
 
@@ -170,8 +174,17 @@ class FileFacts:
         self.index_file = np.fromiter((n in _INDEX_FILES for n in names), dtype=np.float64, count=len(files))
         self.type_stub = np.fromiter((n.endswith(_STUB_SUFFIXES) for n in names), dtype=np.float64, count=len(files))
         defining = np.zeros(len(files))
-        for (file_id,) in reader.sql("SELECT DISTINCT file_id FROM symbols"):
+        contracts = np.zeros(len(files))
+        bodies = np.zeros(len(files))
+        for file_id, kind in reader.sql("SELECT DISTINCT file_id, kind FROM symbols"):
             defining[file_id] = 1.0
+            if kind in _CONTRACT_KINDS:
+                contracts[file_id] = 1.0
+            elif kind in _BODY_KINDS:
+                bodies[file_id] = 1.0
+        # A file that declares an interface or trait and implements nothing outside it: it says
+        # what a part of the code does, and its implementations say how.
+        self.interface_only = contracts * (1.0 - bodies)
         # Code that defines nothing of its own: a module that gathers and re-exports others.
         self.no_definitions = (1.0 - defining) * (1.0 - self.no_language)
         self.chunks = np.diff(reader.file_chunk_offsets).astype(np.float64)
@@ -246,6 +259,7 @@ def features(
     x[:, _COLUMN["index_file"]] = facts.index_file[file_ids]
     x[:, _COLUMN["no_definitions"]] = facts.no_definitions[file_ids]
     x[:, _COLUMN["type_stub"]] = facts.type_stub[file_ids]
+    x[:, _COLUMN["interface_only"]] = facts.interface_only[file_ids]
     in_file = facts.chunks[file_ids]
     x[:, _COLUMN["file_chunks"]] = np.log2(1.0 + in_file) / 10.0
     x[:, _COLUMN["hit_density"]] = counts[group] / np.maximum(in_file, 1.0)
