@@ -44,16 +44,16 @@ from maguyva.query.rerank import (
 
 
 def test_path_words_split_names_and_the_folder():
-    assert path_words("src/http_client/LineFormatter.php") == {
-        "lineformatter", "line", "formatter", "http_client", "http", "client"
+    assert path_words("src/http_client/RowPrinter.php") == {
+        "rowprinter", "row", "printer", "http_client", "http", "client"
     }
-    assert path_words("tree.go") == {"tree"}
+    assert path_words("trie.go") == {"trie"}
 
 
 def test_matched_share_counts_words_and_prefixes():
-    words = question_words("how does the radix tree store routes")
-    assert words == {"radix", "tree", "store", "routes"}
-    assert matched_share(words, path_words("tree.go")) == pytest.approx(0.25)
+    words = question_words("how does the prefix trie store routes")
+    assert words == {"prefix", "trie", "store", "routes"}
+    assert matched_share(words, path_words("trie.go")) == pytest.approx(0.25)
     # "route" is a prefix of "routes": a file named after the singular still agrees.
     assert matched_share(words, path_words("router/route.go")) == pytest.approx(0.25)
     assert matched_share(frozenset({"ab"}), frozenset({"abc"})) == 0.0  # too short to be a prefix
@@ -63,8 +63,8 @@ def test_matched_share_counts_words_and_prefixes():
 @pytest.mark.parametrize(
     "word, path, agrees",
     [
-        ("dependency", "fastapi/dependencies/utils.py", True),
-        ("utility", "gin/utils.go", True),
+        ("dependency", "shop/dependencies/helpers.py", True),
+        ("utility", "shop/utils.go", True),
         ("routing", "router.go", True),
         ("serialization", "serializer.py", True),
         ("validation", "validators.py", True),
@@ -77,13 +77,13 @@ def test_words_of_one_stem_agree(word, path, agrees):
 
 
 def test_a_name_agrees_with_paths_by_its_parts():
-    # As a sentence word, "intoresponse" would match into_make_service.rs by the prefix "into".
-    sentence = question_words("IntoResponse")
-    assert matched_share(sentence, path_words("routing/into_make_service.rs")) == 1.0
-    parts = question_words("IntoResponse", name_parts=True)
-    assert parts == {"response"}  # "into" is a stopword
-    assert matched_share(parts, path_words("routing/into_make_service.rs")) == 0.0
-    assert matched_share(parts, path_words("response/mod.rs")) == 1.0
+    # As a sentence word, "intoreply" would match into_make_handler.rs by the prefix "into".
+    sentence = question_words("IntoReply")
+    assert matched_share(sentence, path_words("routing/into_make_handler.rs")) == 1.0
+    parts = question_words("IntoReply", name_parts=True)
+    assert parts == {"reply"}  # "into" is a stopword
+    assert matched_share(parts, path_words("routing/into_make_handler.rs")) == 0.0
+    assert matched_share(parts, path_words("reply/mod.rs")) == 1.0
     assert question_words("parse_config", name_parts=True) == {"parse", "config"}
 
 
@@ -97,13 +97,13 @@ class _Reader:
 @pytest.mark.parametrize(
     "question, path, spelled",
     [
-        ("JSON element hierarchy and tree model", "gson/JsonElement.java", True),
-        ("how the floating window for the UI is created", "lua/view/float.lua", True),
-        ("Form extractor for URL-encoded bodies", "src/form.rs", True),
-        ("Form extractor for URL-encoded bodies", "src/extract/raw_form.rs", False),  # "raw" is not asked
-        ("streaming JSON reader and token parsing", "gson/JsonParser.java", True),  # parsing ~ parser
-        ("JSON element hierarchy and tree model", "gson/Gson.java", False),
-        ("JSON element hierarchy and tree model", "gson/json/Writer.java", False),  # folders do not count
+        ("YAML node hierarchy and tree model", "docs_tool/YamlNode.java", True),
+        ("how the floating window for the UI is created", "ui/panes/float.lua", True),
+        ("Form decoder for URL-encoded bodies", "web/form.rs", True),
+        ("Form decoder for URL-encoded bodies", "web/decode/raw_form.rs", False),  # "raw" is not asked
+        ("streaming YAML reader and token parsing", "docs_tool/YamlParser.java", True),  # parsing ~ parser
+        ("YAML node hierarchy and tree model", "docs_tool/Docs.java", False),
+        ("YAML node hierarchy and tree model", "docs_tool/yaml/Writer.java", False),  # folders do not count
     ],
 )
 def test_a_question_spells_a_file_name_when_every_word_of_it_agrees(question, path, spelled):
@@ -116,40 +116,40 @@ def test_initials_of_adjacent_words_agree_with_paths_and_names():
     assert initials["fs"] == {"file", "system"} and initials["fso"] == {"file", "system", "operations"}
     assert "rw" not in initials  # "and" stands between them
     words = question_words(query)
-    assert matched_share(words, path_words("src/unix/fs.c"), initials) == pytest.approx(2 / len(words))
-    assert matched_share(words, path_words("src/unix/fs.c")) == 0.0
-    assert spells_name(words, "src/unix/fs.c", initials) and not spells_name(words, "src/unix/fs.c")
+    assert matched_share(words, path_words("os/posix/fs.c"), initials) == pytest.approx(2 / len(words))
+    assert matched_share(words, path_words("os/posix/fs.c")) == 0.0
+    assert spells_name(words, "os/posix/fs.c", initials) and not spells_name(words, "os/posix/fs.c")
     # Initials count only for the question's own words, and every other word must agree.
-    assert not spells_name(frozenset({"operations"}), "src/fs.c", initials)
-    assert not spells_name(words, "src/fs-event.c", initials)
+    assert not spells_name(frozenset({"operations"}), "os/fs.c", initials)
+    assert not spells_name(words, "os/fs-event.c", initials)
 
 
 def test_name_words_leave_out_extensions_and_single_letters():
-    assert name_words("src/JsonElement.java") == {"json", "element"}
+    assert name_words("src/YamlNode.java") == {"yaml", "node"}
     assert name_words("x_io.tar.gz") == {"io"}
-    assert spells_name(frozenset(), "src/form.rs") is False
+    assert spells_name(frozenset(), "web/form.rs") is False
 
 
 def test_words_on_most_paths_tell_nothing():
     reader = _Reader(
-        "Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs", "Dapper/DynamicParameters.cs",
-        "Dapper/CommandDefinition.cs", "Dapper/DbString.cs", "Dapper/TypeExtensions.cs",
+        "Ledger/EntryMapper.cs", "Ledger/EntryMapper.Async.cs", "Ledger/QueryParameters.cs",
+        "Ledger/CommandDefinition.cs", "Ledger/AmountString.cs", "Ledger/TypeExtensions.cs",
     )
     vocabulary = PathVocabulary(reader)
-    assert vocabulary.share("dapper") == 1.0  # the folder of every file
+    assert vocabulary.share("ledger") == 1.0  # the folder of every file
     assert vocabulary.share("mapper") == pytest.approx(2 / 6)  # a part of two file names
     assert vocabulary.share("parameters") == pytest.approx(1 / 6)
     assert vocabulary.share("params") == 0.0  # neither a prefix of a path word nor has one
     assert vocabulary.share("definitions") == pytest.approx(1 / 6)  # "definition" is its prefix
-    words = question_words("how Dapper caches typed parameters")
+    words = question_words("how Ledger caches typed parameters")
     assert telling_words(reader, words) == {"caches", "typed", "parameters"}
 
 
 def test_a_file_counts_once_however_many_of_its_words_agree():
-    reader = _Reader("StackSet.hs", "Core.hs", "Config.hs", "Layout.hs", "Main.hs", "Operations.hs", "ManageHook.hs")
-    # "stackset", "stack" and "set" are all words of one file: 1/7, not 3/7.
-    assert PathVocabulary(reader).share("stackset") == pytest.approx(1 / 7)
-    assert telling_words(reader, frozenset({"stackset"})) == {"stackset"}
+    reader = _Reader("TaskQueue.hs", "Core.hs", "Config.hs", "Layout.hs", "Main.hs", "Operations.hs", "Hooks.hs")
+    # "taskqueue", "task" and "queue" are all words of one file: 1/7, not 3/7.
+    assert PathVocabulary(reader).share("taskqueue") == pytest.approx(1 / 7)
+    assert telling_words(reader, frozenset({"taskqueue"})) == {"taskqueue"}
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_a_file_counts_once_however_many_of_its_words_agree():
         ("docs/guide.md", None, True),
         ("src/compat/shim.py", "python", True),
         # A test framework's own code is what questions about it are about.
-        ("lib/bats-core/test_functions.bash", "bash", False),
+        ("lib/checkkit/test_functions.bash", "bash", False),
         ("src/api.py", "python", False),
         ("src/testing_utils.rs", "rust", False),
     ],
@@ -368,24 +368,24 @@ def test_coherence_lifts_the_best_chunk_of_the_file_many_chunks_come_from(index:
 
 
 TYPE_AND_FUNCTION = {
-    "params.py": '''\
-        class Depends:
+    "markers.py": '''\
+        class Inject:
             """A dependency marker."""
 
             def __init__(self, dependency=None):
                 self.dependency = dependency
         ''',
-    "param_functions.py": '''\
-        from params import Depends as DependsParam
+    "marker_functions.py": '''\
+        from markers import Inject as InjectMarker
 
-        def Depends(dependency=None):
+        def Inject(dependency=None):
             """Declare a dependency."""
-            return DependsParam(dependency)
+            return InjectMarker(dependency)
         ''',
     "routing.py": '''\
-        from param_functions import Depends
+        from marker_functions import Inject
 
-        def route(handler, user=Depends(get_user)):
+        def route(handler, user=Inject(get_user)):
             return handler(user)
         ''',
 }
@@ -397,23 +397,23 @@ type_and_function = index_fixture("type_and_function", TYPE_AND_FUNCTION)
 def test_a_callable_beside_a_type_of_its_name_is_a_definition_too(type_and_function: Index):
     index = type_and_function
     chunks = {path: chunk_of(index, path) for path in TYPE_AND_FUNCTION}
-    adjusted = rerank(index.reader, "Depends", classify("Depends"), {c: 1.0 for c in chunks.values()})
-    type_bonus = adjusted[chunks["params.py"]].definition
-    function_bonus = adjusted[chunks["param_functions.py"]].definition
+    adjusted = rerank(index.reader, "Inject", classify("Inject"), {c: 1.0 for c in chunks.values()})
+    type_bonus = adjusted[chunks["markers.py"]].definition
+    function_bonus = adjusted[chunks["marker_functions.py"]].definition
     assert type_bonus > function_bonus > 0 == adjusted[chunks["routing.py"]].definition
-    assert [h.path for h in index.search("Depends").results][:2] == ["params.py", "param_functions.py"]
+    assert [h.path for h in index.search("Inject").results][:2] == ["markers.py", "marker_functions.py"]
 
 
 HEADER_AND_SOURCE = {
-    "src/idna.h": '''\
+    "src/punycode.h": '''\
         /* Convert a UTF-8 domain name to IDNA 2008 / Punycode. */
-        long idna_toascii(const char* s, const char* se, char* d, char* de);
+        long punycode_toascii(const char* s, const char* se, char* d, char* de);
         ''',
-    "src/idna.c": '''\
-        #include "idna.h"
+    "src/punycode.c": '''\
+        #include "punycode.h"
 
         /* IDNA: the Punycode encoding of each label of a domain name. */
-        long idna_toascii(const char* s, const char* se, char* d, char* de) {
+        long punycode_toascii(const char* s, const char* se, char* d, char* de) {
           return punycode_encode(s, se, d, de);
         }
         ''',
@@ -442,20 +442,20 @@ def assert_first(index: Index, query: str, first: str, then: str) -> None:
 
 def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     reader = header_and_source.reader
-    assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/idna.h"}
+    assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/punycode.h"}
     query = "IDNA domain name encoding"
     assert demotions_of(header_and_source, query) == {
-        "src/idna.h": (("header_beside_source", HEADER_BESIDE_SOURCE),),
-        "src/idna.c": (),
+        "src/punycode.h": (("header_beside_source", HEADER_BESIDE_SOURCE),),
+        "src/punycode.c": (),
         "include/api.h": (),
     }
-    assert demotions_of(header_and_source, query, Signals(secondary=False))["src/idna.h"] == ()
-    assert_first(header_and_source, query, "src/idna.c", "src/idna.h")
+    assert demotions_of(header_and_source, query, Signals(secondary=False))["src/punycode.h"] == ()
+    assert_first(header_and_source, query, "src/punycode.c", "src/punycode.h")
 
 
 VERSIONS = {
-    "src/v3/types.ts": "export class ZodString {\n  parse(input: string) { return checkString(input); }\n}\n",
-    "src/v4/schemas.ts": "export class ZodString {\n  parse(input: string) { return checkString(input); }\n}\n",
+    "src/v3/shapes.ts": "export class TextShape {\n  parse(input: string) { return checkString(input); }\n}\n",
+    "src/v4/shapes.ts": "export class TextShape {\n  parse(input: string) { return checkString(input); }\n}\n",
     "src/util/v1/helpers.ts": "export function checkString(input: string) { return typeof input === 'string'; }\n",
 }
 
@@ -466,22 +466,22 @@ versions = index_fixture("versions", VERSIONS)
 def test_older_version_folders_go_after_the_newest_unless_named(versions: Index):
     reader = versions.reader
     # v1 has no newer sibling: it is the only version of util/.
-    assert {reader.files[f].path: v for f, v in older_versions(reader).items()} == {"src/v3/types.ts": {"3"}}
+    assert {reader.files[f].path: v for f, v in older_versions(reader).items()} == {"src/v3/shapes.ts": {"3"}}
     query = "string schema parsing"
     assert demotions_of(versions, query) == {
-        "src/v3/types.ts": (("older_version", OLDER_VERSION),),
-        "src/v4/schemas.ts": (),
+        "src/v3/shapes.ts": (("older_version", OLDER_VERSION),),
+        "src/v4/shapes.ts": (),
         "src/util/v1/helpers.ts": (),
     }
-    assert demotions_of(versions, "v3 string schema parsing")["src/v3/types.ts"] == ()
-    assert_first(versions, query, "src/v4/schemas.ts", "src/v3/types.ts")
+    assert demotions_of(versions, "v3 string schema parsing")["src/v3/shapes.ts"] == ()
+    assert_first(versions, query, "src/v4/shapes.ts", "src/v3/shapes.ts")
 
 
 PARTS = {
-    "Dapper/SqlMapper.cs": "public static partial class SqlMapper\n{\n    public static T QueryRow<T>(string sql) { return Read<T>(sql); }\n}\n",
-    "Dapper/SqlMapper.Async.cs": "public static partial class SqlMapper\n{\n    public static Task<T> QueryRowAsync<T>(string sql) { return ReadAsync<T>(sql); }\n}\n",
-    "Dapper/SqlMapper.TypeHandler.cs": "public static partial class SqlMapper\n{\n    public abstract class TypeHandler<T> { }\n}\n",
-    "Dapper/Other.Async.cs": "public static class Other\n{\n    public static Task QueryRowAsync() { return null; }\n}\n",
+    "Ledger/EntryMapper.cs": "public static partial class EntryMapper\n{\n    public static T QueryRow<T>(string sql) { return Read<T>(sql); }\n}\n",
+    "Ledger/EntryMapper.Async.cs": "public static partial class EntryMapper\n{\n    public static Task<T> QueryRowAsync<T>(string sql) { return ReadAsync<T>(sql); }\n}\n",
+    "Ledger/EntryMapper.TypeHandler.cs": "public static partial class EntryMapper\n{\n    public abstract class TypeHandler<T> { }\n}\n",
+    "Ledger/Other.Async.cs": "public static class Other\n{\n    public static Task QueryRowAsync() { return null; }\n}\n",
 }
 
 
@@ -492,26 +492,26 @@ def test_a_part_beside_its_whole_goes_after_it_unless_the_question_names_the_par
     reader = parts.reader
     # Other.Async.cs has no Other.cs beside it: it is a whole of its own.
     assert {reader.files[f].path: w for f, w in parts_beside_wholes(reader).items()} == {
-        "Dapper/SqlMapper.Async.cs": {"async"},
-        "Dapper/SqlMapper.TypeHandler.cs": {"type", "handler"},
+        "Ledger/EntryMapper.Async.cs": {"async"},
+        "Ledger/EntryMapper.TypeHandler.cs": {"type", "handler"},
     }
     part = (("part_beside_whole", PART_BESIDE_WHOLE),)
     query = "how query rows are read and mapped"
     assert demotions_of(parts, query) == {
-        "Dapper/SqlMapper.cs": (),
-        "Dapper/SqlMapper.Async.cs": part,
-        "Dapper/SqlMapper.TypeHandler.cs": part,
-        "Dapper/Other.Async.cs": (),
+        "Ledger/EntryMapper.cs": (),
+        "Ledger/EntryMapper.Async.cs": part,
+        "Ledger/EntryMapper.TypeHandler.cs": part,
+        "Ledger/Other.Async.cs": (),
     }
     asked = demotions_of(parts, "how async query rows are read")
-    assert asked["Dapper/SqlMapper.Async.cs"] == () and asked["Dapper/SqlMapper.TypeHandler.cs"] == part
-    assert_first(parts, query, "Dapper/SqlMapper.cs", "Dapper/SqlMapper.Async.cs")
+    assert asked["Ledger/EntryMapper.Async.cs"] == () and asked["Ledger/EntryMapper.TypeHandler.cs"] == part
+    assert_first(parts, query, "Ledger/EntryMapper.cs", "Ledger/EntryMapper.Async.cs")
 
 
 PLATFORMS = {
-    "src/unix/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle) {\n  return connect(handle->fd);\n}\n",
-    "src/win/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle) {\n  return WSAConnect(handle->socket);\n}\n",
-    "src/win/winapi.c": "void uv_winapi_init(void) {\n  load_tcp_functions();\n}\n",
+    "src/unix/serial.c": "int serial_connect(serial_t* handle) {\n  return connect(handle->fd);\n}\n",
+    "src/win/serial.c": "int serial_connect(serial_t* handle) {\n  return WSAConnect(handle->socket);\n}\n",
+    "src/win/winglue.c": "void winglue_init(void) {\n  load_serial_functions();\n}\n",
     "net/fd_unix.go": "package net\n\nfunc dialTCP(addr string) error {\n\treturn connectTCP(addr)\n}\n",
     "net/fd_windows.go": "package net\n\nfunc dialTCP(addr string) error {\n\treturn connectTCP(addr)\n}\n",
     "net/pipe_windows.go": "package net\n\nfunc openPipe(name string) error {\n\treturn nil\n}\n",
@@ -523,20 +523,20 @@ platforms = index_fixture("platforms", PLATFORMS)
 
 def test_windows_ports_of_twinned_files_go_after_them_unless_windows_is_named(platforms: Index):
     reader = platforms.reader
-    # winapi.c and pipe_windows.go have no twin for other systems: they are the only answer.
-    assert {reader.files[f].path for f in windows_ports(reader)} == {"src/win/tcp.c", "net/fd_windows.go"}
+    # winglue.c and pipe_windows.go have no twin for other systems: they are the only answer.
+    assert {reader.files[f].path for f in windows_ports(reader)} == {"src/win/serial.c", "net/fd_windows.go"}
     port = (("windows_port", WINDOWS_PORT),)
-    query = "tcp connect implementation"
+    query = "serial connect implementation"
     assert demotions_of(platforms, query) == {
-        "src/unix/tcp.c": (),
-        "src/win/tcp.c": port,
-        "src/win/winapi.c": (),
+        "src/unix/serial.c": (),
+        "src/win/serial.c": port,
+        "src/win/winglue.c": (),
         "net/fd_unix.go": (),
         "net/fd_windows.go": port,
         "net/pipe_windows.go": (),
     }
-    assert demotions_of(platforms, "tcp connect on Windows")["src/win/tcp.c"] == ()
-    assert_first(platforms, query, "src/unix/tcp.c", "src/win/tcp.c")
+    assert demotions_of(platforms, "serial connect on Windows")["src/win/serial.c"] == ()
+    assert_first(platforms, query, "src/unix/serial.c", "src/win/serial.c")
 
 
 def test_demotions_multiply_and_are_named():

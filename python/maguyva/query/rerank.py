@@ -11,7 +11,7 @@ applied to the fused candidates of the intents that answer with places to read
   so do words of one stem: "dependency" and dependencies/, "utility" and utils.go, and a run of
   words spelled by its initials: "file system" and fs.c).
   Words on the paths of most of the index's files (the project's own name) are not counted.
-  A file whose whole name the question spells ("JSON element hierarchy" and JsonElement.java,
+  A file whose whole name the question spells ("YAML node hierarchy" and YamlNode.java,
   "the floating window" and float.lua) gains FILE_NAME_BONUS more: a name made only of the
   question's words says the file is about what is asked, where a longer name sharing one word
   of it (raw_form.rs for "form extractor") is about something narrower.
@@ -40,7 +40,7 @@ applied to the fused candidates of the intents that answer with places to read
   what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE. Code
   under a version folder with a newer sibling (`v3/` beside `v4/`) is kept for compatibility; a
   question that names no version is about the newest: its scores are multiplied by OLDER_VERSION.
-  A file named as a part of another beside it (`SqlMapper.Async.cs` beside `SqlMapper.cs`, a
+  A file named as a part of another beside it (`EntryMapper.Async.cs` beside `EntryMapper.cs`, a
   partial class split by concern) answers only questions that name its part: otherwise its
   scores are multiplied by PART_BESIDE_WHOLE, and the whole goes first.
   A file written once per platform (`win/serial.c` beside `unix/serial.c`, `term_windows.go` beside
@@ -79,7 +79,7 @@ HEADER_BESIDE_SOURCE = 0.5
 #: does not name that version.
 OLDER_VERSION = 0.5
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
-#: Score multiplier of a part of a file beside the whole (`SqlMapper.Async.cs` beside `SqlMapper.cs`).
+#: Score multiplier of a part of a file beside the whole (`EntryMapper.Async.cs` beside `EntryMapper.cs`).
 PART_BESIDE_WHOLE = 0.5
 #: Score multiplier of a Windows port of a file that has a twin for other systems.
 WINDOWS_PORT = 0.5
@@ -193,8 +193,8 @@ def path_words(path: str) -> frozenset[str]:
 
 def question_words(query: str, name_parts: bool = False) -> frozenset[str]:
     """The words of a question that a path can agree with. With `name_parts` (the question is a
-    name), a compound name counts by its parts: `IntoResponse` is filed under `response/`, and
-    must not match `into_make_service.rs` through the prefix "into" of "intoresponse"."""
+    name), a compound name counts by its parts: `IntoReply` is filed under `reply/`, and
+    must not match `into_make_handler.rs` through the prefix "into" of "intoreply"."""
     words = _WORD.findall(query)
     if name_parts:
         words = [part for word in words for part in (split_identifier(word) or [word])]
@@ -284,7 +284,7 @@ def _name_words(name: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def name_words(path: str) -> frozenset[str]:
-    """The words of a file's name without extension (`JsonElement.java`: json, element)."""
+    """The words of a file's name without extension (`YamlNode.java`: yaml, node)."""
     name = path.rpartition("/")[2]
     return _name_words(name.split(".")[0] or name)
 
@@ -298,7 +298,7 @@ def spells(words: frozenset[str], name: frozenset[str], initials: Mapping[str, f
 
 def spells_name(words: frozenset[str], path: str, initials: Mapping[str, frozenset[str]] = EMPTY_INITIALS) -> bool:
     """Whether the question spells the file's whole name ("JSON element hierarchy" and
-    JsonElement.java, "the floating window" and float.lua, "file system operations" and fs.c)."""
+    YamlNode.java, "the floating window" and float.lua, "file system operations" and fs.c)."""
     return spells(words, name_words(path), initials)
 
 
@@ -399,7 +399,7 @@ def telling_words(reader: IndexReader, words: frozenset[str]) -> frozenset[str]:
 
 
 def _file_named_after(path: str, name: str) -> bool:
-    """`SqlMapper.cs` is named after SqlMapper; `SqlMapper.Async.cs` holds part of it."""
+    """`EntryMapper.cs` is named after EntryMapper; `EntryMapper.Async.cs` holds part of it."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     bare = stem.replace("_", "")
     name = name.lower()
@@ -463,7 +463,7 @@ def import_sources(reader: IndexReader) -> ImportSources:
 
 def _source_chunk(reader: IndexReader, name: str) -> int | None:
     """For a name the index defines nowhere (it comes from a package that is not indexed, such as
-    axum-core's `FromRequest` in axum), the chunk of the file the code imports it from, at its
+    a framework's core package, re-exported by the framework), the chunk of the file the code imports it from, at its
     re-export when it has one."""
     found = import_sources(reader).source_line(name)
     if found is None:
@@ -493,7 +493,7 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
                 continue
             bonus = scale * (DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
             if has_type and table.kind[s] not in TYPE_KINDS:
-                # fastapi's `Depends` is a class in params.py and a function in param_functions.py:
+                # `Inject` may be a class in markers.py and a function in marker_functions.py:
                 # both are definitions, the type first.
                 bonus *= DEFINITION_CALLABLE_BESIDE_TYPE
             bonuses[chunk] = max(bonuses.get(chunk, 0.0), bonus)
