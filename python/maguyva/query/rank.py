@@ -445,8 +445,7 @@ class RankModel:
     @cached_property
     def needed(self) -> frozenset[str]:
         """The features some question group or the choice gives a weight: the only ones worth computing."""
-        vectors = [*self.weights.values(), *self.choice.values()]
-        return frozenset(FEATURES[i] for w in vectors for i in np.flatnonzero(w).tolist())
+        return frozenset().union(*(ranking | choice for ranking, choice in self._needed_by_group.values()))
 
     @cached_property
     def _needed_by_group(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
