@@ -621,7 +621,8 @@ def test_a_modality_that_found_the_file_elsewhere_agrees_with_its_best_chunk(agr
     # other.py was found by both, so chunk-level fusion ranks it first.
     contributions = {load: (0.012, 0.0), evict: (0.0, 0.010), other: (0.008, 0.006)}
     scored = {chunk: sum(p) for chunk, p in contributions.items()}
-    parts = FusedParts(np.array(list(contributions), dtype=np.uint32), np.array(list(contributions.values())))
+    parts = FusedParts(np.array(list(contributions), dtype=np.uint32), np.array(list(contributions.values())),
+                       np.array(list(scored.values())))
     query = "cache eviction"
     signals = Signals(paths=False, secondary=False, coherence=False, definitions=False)
     adjusted = rerank(reader, query, classify(query), scored, signals, parts)

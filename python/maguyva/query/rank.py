@@ -190,6 +190,19 @@ class FileFacts:
         self.chunks = np.diff(reader.file_chunk_offsets).astype(np.float64)
 
 
+#: Each modality's candidates as arrays: chunk ids (int64) and the modality's own scores (float64).
+Listed = Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+
+def listed(found: Mapping[str, Sequence[Candidate]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """`found` (each modality's candidates, best first) as `Listed` arrays."""
+    return {
+        name: (np.fromiter((c.chunk for c in cands), dtype=np.int64, count=len(cands)),
+               np.fromiter((c.score for c in cands), dtype=np.float64, count=len(cands)))
+        for name, cands in found.items()
+    }
+
+
 def score_unit(scored: Mapping[int, float]) -> float:
     """The unit of the score-like features: the best fused score (1 when there is none)."""
     return (max(scored.values()) if scored else 0.0) or 1.0
@@ -204,14 +217,14 @@ def features(
     adjustments: Mapping[int, Adjustment],
     parts: FusedParts,
     modalities: Sequence[str],
-    found: Mapping[str, Sequence[Candidate]],
+    found: Listed,
     needed: frozenset[str] | None = None,
 ) -> np.ndarray:
     """The feature matrix (len(candidates), len(FEATURES)) of `candidates`, chunks of `reader`'s
     index: the chunks of `parts` (each one's contribution per modality, the columns named by
     `modalities`) in their order, then any brought by a signal. `scored` holds the fused scores,
     `adjustments` what the hand-set signals made of each candidate, `found` each modality's
-    candidates with its own scores. With `needed` (the features a model weighs), the costlier
+    candidates with its own scores (`listed`). With `needed` (the features a model weighs), the costlier
     features it gives no weight are left 0."""
     n = len(candidates)
     x = np.zeros((n, len(FEATURES)))
@@ -222,7 +235,10 @@ def features(
         raise ValueError("the candidates must start with the fused chunks, in their order")
     chunk_ids = np.asarray(candidates, dtype=np.int64)
     best = score_unit(scored)
-    fused = np.fromiter((scored.get(c, 0.0) for c in candidates), dtype=np.float64, count=n) / best
+    # The fused chunks come first, with fusion's scores; a chunk a signal brought has none.
+    fused = np.zeros(n)
+    fused[:fused_count] = parts.scores
+    fused /= best
     x[:, _COLUMN["fused"]] = fused
     contributions = np.asarray(parts.contributions, dtype=np.float64) / best
     for j, name in enumerate(modalities):
@@ -231,14 +247,14 @@ def features(
     bonuses = np.array(list(map(_BONUS_VALUES, adjusted))) / best
     x[:, [_COLUMN[name] for name in _BONUSES]] = bonuses
     bonus_sum = fused + bonuses.sum(axis=1)
-    # Most candidates share their file's adjustment: its demotions are read once.
-    flags_of: dict[int, list[int]] = {}
+    # Every demotion's flag set in one assignment (numpy's per-call cost dwarfs a row's).
+    flag_rows: list[int] = []
+    flag_columns: list[int] = []
     for i, a in enumerate(adjusted):
-        if a.demotions:
-            flags = flags_of.get(id(a))
-            if flags is None:
-                flags = flags_of[id(a)] = [_COLUMN[why] for why, _ in a.demotions]
-            x[i, flags] = 1.0
+        for why, _ in a.demotions:
+            flag_rows.append(i)
+            flag_columns.append(_COLUMN[why])
+    x[flag_rows, flag_columns] = 1.0
     for why in DEMOTIONS:
         x[:, _COLUMN[f"{why}_x_score"]] = x[:, _COLUMN[why]] * bonus_sum
     file_ids = reader.chunk_file[chunk_ids].astype(np.int64)
@@ -279,7 +295,7 @@ def chunk_evidence(
     reader: IndexReader,
     query: str,
     candidates: Sequence[int],
-    found: Mapping[str, Sequence[Candidate]],
+    found: Listed,
     needed: frozenset[str] | None = None,
     rows: np.ndarray | None = None,
 ) -> None:
@@ -289,23 +305,28 @@ def chunk_evidence(
     not say), and the name a chunk defines. The choice within a file needs them only for the
     files a result shows."""
     wanted = CHUNK_EVIDENCE if needed is None else CHUNK_EVIDENCE & needed
-    if not wanted:
+    if not wanted or not len(candidates):
         return
-    position = {c: i for i, c in enumerate(candidates)}
+    candidate_ids = np.asarray(candidates, dtype=np.int64)
+    by_chunk = np.argsort(candidate_ids, kind="stable")
+    sorted_ids = candidate_ids[by_chunk]
     selected = None
     if rows is not None:
         selected = np.zeros(len(candidates), dtype=bool)
         selected[rows] = True
-    for name, listed in found.items():
-        if not listed or f"{name}_score" not in wanted:
+    for name, (chunks, values) in found.items():
+        if not len(chunks) or f"{name}_score" not in wanted:
             continue
-        values = np.fromiter((c.score for c in listed), dtype=np.float64, count=len(listed))
         low, span = values.min(), float(np.ptp(values))
-        at = np.fromiter((position.get(c.chunk, -1) for c in listed), dtype=np.int64, count=len(listed))
-        keep = at >= 0
+        # Each listed chunk's row among the candidates (a candidate is listed once per modality).
+        slot = np.minimum(np.searchsorted(sorted_ids, chunks), len(sorted_ids) - 1)
+        keep = sorted_ids[slot] == chunks
+        at = by_chunk[slot[keep]]
+        values = values[keep]
         if selected is not None:
-            keep[keep] = selected[at[keep]]
-        x[at[keep], _COLUMN[f"{name}_score"]] = (values[keep] - low) / span if span else 1.0
+            chosen = selected[at]
+            at, values = at[chosen], values[chosen]
+        x[at, _COLUMN[f"{name}_score"]] = (values - low) / span if span else 1.0
     if {"has_symbol", "symbol_agreement"} & wanted:
         at = np.arange(len(candidates)) if rows is None else np.asarray(rows, dtype=np.int64)
         chunks = np.asarray(candidates, dtype=np.int64)[at]

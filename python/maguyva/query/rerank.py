@@ -126,11 +126,13 @@ _QUALIFIERS = re.compile(r"::|\\|->|\.|#")
 
 @dataclass(frozen=True, slots=True)
 class FusedParts:
-    """What fusion saw of each candidate: `chunks` (n,) and each one's contribution per modality
-    `contributions` (n, modalities), 0 where a modality did not find the chunk."""
+    """What fusion saw of each candidate: `chunks` (n,), each one's contribution per modality
+    `contributions` (n, modalities), 0 where a modality did not find the chunk, and its fused
+    score `scores` (n,)."""
 
     chunks: np.ndarray
     contributions: np.ndarray
+    scores: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)

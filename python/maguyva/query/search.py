@@ -173,8 +173,9 @@ class Searcher:
         direct = plan.strategy == "direct"
         per_file = classification.intent in ONE_RESULT_PER_FILE
         adjust = per_file and not direct and self.signals is not None
+        listed = rank.listed(lists)
         chunks, scores, ranks, contributions = rrf_fuse(
-            [np.array([c.chunk for c in lists[name]], dtype=np.uint32) for name in names],
+            [listed[name][0].astype(np.uint32) for name in names],
             [weight for _, weight in plan.modalities],
             float(plan.rrf_k),
             reader.no_centrality if direct else reader.chunk_centrality,
@@ -199,7 +200,7 @@ class Searcher:
         adjustments: dict[int, Adjustment] = {}
         preference: dict[int, float] | None = None
         if adjust:
-            fused = FusedParts(chunks, contributions)
+            fused = FusedParts(chunks, contributions, scores)
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
             # The fused chunks in fusion's order, then those a signal brought.
             candidates = chunk_list + [c for c in adjustments if c not in row_of]
@@ -213,7 +214,7 @@ class Searcher:
                 # (those of its choice within a file come once the files shown are known).
                 needed = None if self.record is not None or ranker is None else ranker.ranking_needed(group)
                 x = rank.features(
-                    reader, query, classification, candidates, scored, adjustments, fused, names, lists, needed
+                    reader, query, classification, candidates, scored, adjustments, fused, names, listed, needed
                 )
                 if self.record is not None:
                     self.record(query, classification, candidates, x, hand)
@@ -228,7 +229,7 @@ class Searcher:
                     file_ids = reader.chunk_file[np.asarray(candidates, dtype=np.int64)]
                     rows = rank.rows_of_shown_files(file_ids, ranked, candidates, top_k)
                     if needed is not None:
-                        rank.chunk_evidence(x, reader, query, candidates, lists, ranker.choice_needed(group) - needed, rows)
+                        rank.chunk_evidence(x, reader, query, candidates, listed, ranker.choice_needed(group) - needed, rows)
                     standing = ranker.preference(group, x[rows])
                     preference = dict.fromkeys(candidates, -math.inf)
                     preference.update(zip(np.asarray(candidates)[rows].tolist(), standing.tolist()))
