@@ -1,0 +1,447 @@
+"""Train maguyva's offline embedding table on code: (natural language, code) pairs mined from
+public repositories, contrastive training with in-batch negatives, a rotation before the sign.
+
+    python tools/train_embedder.py pin   --mirrors DIR                  # tools/embedder_repos.json
+    python tools/train_embedder.py pairs --mirrors DIR --out pairs.jsonl.gz
+    python tools/train_embedder.py train --pairs pairs.jsonl.gz --out MODEL_DIR [--name NAME]
+
+The repositories are those of `shared/mining/repos.txt` that are in neither the quality benchmark
+nor the mined validation sets (`benches/mined_repos.json`): the model never sees a repository it
+is judged on. `pin` records each one's commit (the mirror's HEAD); `pairs` reads only the pins, so
+it gives the same pairs whatever the mirrors fetch later. `--mirrors` holds bare clones as for
+`benches/mine.py`.
+
+Pairs, one JSON object a line (`repo`, `kind`, `query`, `doc`):
+
+- **docstring**: the first sentence of a definition's docstring or leading comment (as the mined
+  docstring set takes it) -> the definition's lines with the doc text removed, after its path;
+- **header**: the first sentence of a file's header comment -> the file's first lines without
+  the header, after its path.
+
+A document is written as the index writes a chunk for its embedder (`path\\ntext`).
+
+Training. The table starts from a shipped model (`--init`) and keeps its tokenizer; a text's
+vector is the mean of its tokens' rows, as at run time. Each step takes a batch of pairs and
+minimizes the symmetric cross-entropy of the cosine similarities (temperature `--temperature`)
+between every query and every document of the batch: each query's own document is its positive,
+the batch's others its negatives. Adam updates only the rows a batch touched. The epochs are
+chosen on repositories held out of training (`--holdout`, by repository), by the mean reciprocal
+rank of each held-out query's document among all held-out documents, by Hamming distance of the
+binary codes, which is what the index ranks by. Then the rotation: the table is multiplied by an
+orthogonal matrix found by iterative quantization (ITQ) on the documents' vectors, so that their
+signs lose less of their cosines; a rotation leaves float cosines unchanged and commutes with
+the mean, so it folds into the table.
+
+Only numpy, safetensors and tokenizers are needed (maguyva's own runtime dependencies); the whole
+run takes minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benches"))
+
+import mine  # noqa: E402  (the miners' readers of docstrings, headers and mirrors)
+
+REPOS_FILE = ROOT.parent / "shared" / "mining" / "repos.txt"
+PINS = ROOT / "tools" / "embedder_repos.json"
+BENCH_REPOS = ROOT.parent / "shared" / "bench" / "repos.json"
+VALIDATION_REPOS = ROOT / "benches" / "mined_repos.json"
+
+#: Lines of a definition or a file kept in its document (mean pooling dilutes longer texts).
+DOC_LINES = 60
+#: Tokens of a document kept for training (its first ones).
+DOC_TOKENS = 384
+SEED = 20261202
+
+
+# -- pins and pairs -----------------------------------------------------------------------------
+
+
+def training_specs(repos_file: Path) -> list[mine.RepoSpec]:
+    """The repositories of `repos_file` that no benchmark or validation set uses."""
+    judged = {r["repo"] for r in json.loads(VALIDATION_REPOS.read_text())["repos"]}
+    judged |= {r["repo"] for r in json.loads(VALIDATION_REPOS.read_text()).get("skipped", [])}
+    if BENCH_REPOS.is_file():
+        judged |= {r["url"].split("github.com/")[1].removesuffix(".git") for r in json.loads(BENCH_REPOS.read_text())}
+    return [s for s in mine.read_repos_file(repos_file) if s.repo not in judged]
+
+
+def pin(args: argparse.Namespace) -> int:
+    pinned, skipped = [], []
+    for spec in training_specs(args.repos_file):
+        mirror = mine.find_mirror(args.mirrors, spec.repo)
+        if mirror is None:
+            skipped.append({"repo": spec.repo, "reason": "no mirror could be fetched"})
+            continue
+        head = mine.git(mirror, "rev-parse", "HEAD").strip()
+        pinned.append({"repo": spec.repo, "name": spec.name, "language": spec.language, "commit": head})
+    PINS.write_text(json.dumps({
+        "about": "Repositories the offline embedder is trained on (tools/train_embedder.py): those of "
+                 "shared/mining/repos.txt in neither the quality benchmark nor benches/mined_repos.json.",
+        "repos": pinned, "skipped": skipped}, indent=1) + "\n")
+    print(f"pinned {len(pinned)} repositories, {len(skipped)} skipped: {PINS}")
+    return 0
+
+
+def doc_text(path: str, lines: list[str]) -> str:
+    body = "".join(lines[:DOC_LINES]).strip("\n")
+    return f"{path}\n{body}"
+
+
+def repo_pairs(spec: dict[str, Any], tree: Path) -> Iterator[dict[str, str]]:
+    paths = mine.source_files(tree)
+    for c in mine.unique(mine.docstring_candidates(tree, paths)):
+        lines = mine.read_text(tree / c.path).splitlines(keepends=True)
+        symbol = c.symbol
+        block = mine.doc_block(lines, symbol.docstring, symbol.start_line - 1)
+        if block is None:
+            continue
+        drop = set(block)
+        first, last = symbol.start_line - 1, symbol.end_line
+        body = [line for i, line in enumerate(lines[first:last], first) if i not in drop]
+        if sum(1 for line in body if line.strip()) < 2:
+            continue
+        yield {"repo": spec["repo"], "kind": "docstring", "query": c.sentence, "doc": doc_text(c.path, body)}
+    for c in mine.header_candidates(tree, paths):
+        lines = mine.read_text(tree / c.path).splitlines(keepends=True)
+        first, last = c.lines
+        body = lines[:first] + lines[last + 1:]
+        if sum(1 for line in body if line.strip()) < 2:
+            continue
+        yield {"repo": spec["repo"], "kind": "header", "query": c.sentence, "doc": doc_text(c.path, body)}
+
+
+def pairs(args: argparse.Namespace) -> int:
+    pins = json.loads(PINS.read_text())["repos"]
+    counts: dict[str, int] = {}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.out, "wt", encoding="utf-8") as out:
+        for spec in pins:
+            started = time.perf_counter()
+            mirror = mine.find_mirror(args.mirrors, spec["repo"])
+            if mirror is None:
+                raise SystemExit(f"train_embedder: no mirror of {spec['repo']} under {args.mirrors}")
+            tree = args.trees / spec["name"]
+            if not tree.is_dir():
+                mine.materialize(mirror, spec["commit"], tree)
+            kinds: dict[str, int] = {}
+            for pair in repo_pairs(spec, tree):
+                out.write(json.dumps(pair) + "\n")
+                kinds[pair["kind"]] = kinds.get(pair["kind"], 0) + 1
+            for kind, n in kinds.items():
+                counts[kind] = counts.get(kind, 0) + n
+            print(f"{spec['name']:24s} {spec['language']:11s} " + "  ".join(f"{k} {n:5d}" for k, n in sorted(kinds.items()))
+                  + f"  ({time.perf_counter() - started:.1f} s)", flush=True)
+    print(f"wrote {args.out}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    return 0
+
+
+def read_pairs(path: Path) -> list[dict[str, str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+# -- the model ----------------------------------------------------------------------------------
+
+
+class Texts:
+    """Token ids of many texts, concatenated, with each text's start and length."""
+
+    def __init__(self, ids: np.ndarray, lengths: np.ndarray):
+        self.ids, self.lengths = ids, lengths
+        self.starts = np.cumsum(lengths) - lengths
+
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of texts `rows`, concatenated, and each one's owner (0..len(rows)-1)."""
+        lengths = self.lengths[rows]
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return self.ids[np.repeat(self.starts[rows], lengths) + offsets], np.repeat(np.arange(len(rows)), lengths)
+
+
+def tokenize(embedder: Any, texts: list[str], cap: int) -> Texts:
+    """Each text's token ids as the embedder sees them (skipped ids dropped), its first `cap`."""
+    tokenizer = embedder._tokenizer
+    skip = set(embedder._skip.tolist())
+    id_lists = []
+    for start in range(0, len(texts), 4096):
+        for enc in tokenizer.encode_batch_fast(texts[start:start + 4096], add_special_tokens=False):
+            id_lists.append([i for i in enc.ids if i not in skip][:cap])
+    lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
+    ids = np.fromiter((i for ids in id_lists for i in ids), dtype=np.int64, count=int(lengths.sum()))
+    return Texts(ids, lengths)
+
+
+def pooled(table: np.ndarray, ids: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Mean rows per text: (n, dims)."""
+    sums = np.zeros((n, table.shape[1]), dtype=table.dtype)
+    _segment_add(sums, owner, table[ids])
+    counts = np.bincount(owner, minlength=n).astype(np.float32)
+    return sums / np.maximum(counts, 1.0)[:, None]
+
+
+def _segment_add(out: np.ndarray, owner: np.ndarray, rows: np.ndarray) -> None:
+    """out[owner[i]] += rows[i], with `owner` sorted (texts' ids are consecutive)."""
+    if not len(owner):
+        return
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    out[owner[starts]] += np.add.reduceat(rows, starts, axis=0)
+
+
+def embed_all(table: np.ndarray, texts: Texts, batch: int = 8192) -> np.ndarray:
+    out = np.zeros((len(texts.lengths), table.shape[1]), dtype=np.float32)
+    for start in range(0, len(texts.lengths), batch):
+        rows = np.arange(start, min(start + batch, len(texts.lengths)))
+        ids, owner = texts.take(rows)
+        out[rows] = pooled(table, ids, owner, len(rows))
+    return out
+
+
+def hamming_mrr(table: np.ndarray, queries: Texts, docs: Texts) -> float:
+    """Mean reciprocal rank of each query's own document among all documents, by the Hamming
+    distance of their sign codes (ties broken against the query)."""
+    q = np.packbits(embed_all(table, queries) > 0, axis=1)
+    d = np.packbits(embed_all(table, docs) > 0, axis=1)
+    popcount = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+    ranks = []
+    for start in range(0, len(q), 256):
+        block = q[start:start + 256]
+        dist = popcount[block[:, None, :] ^ d[None, :, :]].sum(axis=2)
+        own = dist[np.arange(len(block)), np.arange(start, start + len(block))]
+        ranks.append(1 + (dist <= own[:, None]).sum(axis=1) - 1)
+    r = np.concatenate(ranks).astype(np.float64)
+    return float(np.mean(1.0 / r))
+
+
+def contrastive_step(
+    table: np.ndarray, queries: Texts, docs: Texts, rows: np.ndarray, temperature: float
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Loss of one batch and the gradient of the table's touched rows: (loss, row ids, grads)."""
+    n = len(rows)
+    q_ids, q_owner = queries.take(rows)
+    d_ids, d_owner = docs.take(rows)
+    q_counts = np.bincount(q_owner, minlength=n).astype(np.float32)
+    d_counts = np.bincount(d_owner, minlength=n).astype(np.float32)
+    q = pooled(table, q_ids, q_owner, n)
+    d = pooled(table, d_ids, d_owner, n)
+    q_norm = np.linalg.norm(q, axis=1, keepdims=True) + 1e-8
+    d_norm = np.linalg.norm(d, axis=1, keepdims=True) + 1e-8
+    qn, dn = q / q_norm, d / d_norm
+    logits = (qn @ dn.T) / temperature
+    # Symmetric InfoNCE: queries to documents and documents to queries.
+    loss = 0.0
+    grad_logits = np.zeros_like(logits)
+    for axis_logits, transpose in ((logits, False), (logits.T, True)):
+        shifted = axis_logits - axis_logits.max(axis=1, keepdims=True)
+        probs = np.exp(shifted)
+        probs /= probs.sum(axis=1, keepdims=True)
+        loss += float(-np.mean(np.log(probs[np.arange(n), np.arange(n)] + 1e-12)))
+        g = probs
+        g[np.arange(n), np.arange(n)] -= 1.0
+        g /= n
+        grad_logits += g.T if transpose else g
+    loss /= 2
+    grad_logits /= 2 * temperature
+    grad_qn = grad_logits @ dn
+    grad_dn = grad_logits.T @ qn
+    grad_q = (grad_qn - qn * (qn * grad_qn).sum(axis=1, keepdims=True)) / q_norm
+    grad_d = (grad_dn - dn * (dn * grad_dn).sum(axis=1, keepdims=True)) / d_norm
+    # Each token of a text gets its text's gradient over the text's length.
+    ids = np.concatenate([q_ids, d_ids])
+    per_token = np.concatenate([grad_q[q_owner] / q_counts[q_owner][:, None], grad_d[d_owner] / d_counts[d_owner][:, None]])
+    order = np.argsort(ids, kind="stable")
+    ids, per_token = ids[order], per_token[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    return loss, ids[starts], np.add.reduceat(per_token, starts, axis=0)
+
+
+class SparseAdam:
+    """Adam whose moments and steps advance only for the rows a gradient touches."""
+
+    def __init__(self, shape: tuple[int, int], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        self.m = np.zeros(shape, dtype=np.float32)
+        self.v = np.zeros(shape, dtype=np.float32)
+        self.t = np.zeros(shape[0], dtype=np.int64)
+        self.lr, self.betas, self.eps = lr, betas, eps
+
+    def step(self, table: np.ndarray, rows: np.ndarray, grad: np.ndarray) -> None:
+        b1, b2 = self.betas
+        self.t[rows] += 1
+        t = self.t[rows][:, None]
+        self.m[rows] = b1 * self.m[rows] + (1 - b1) * grad
+        self.v[rows] = b2 * self.v[rows] + (1 - b2) * grad * grad
+        m_hat = self.m[rows] / (1 - b1 ** t)
+        v_hat = self.v[rows] / (1 - b2 ** t)
+        table[rows] -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+def itq_rotation(vectors: np.ndarray, iterations: int, seed: int) -> np.ndarray:
+    """An orthogonal matrix R that makes sign(V R) close to V R (iterative quantization, Gong &
+    Lazebnik 2011), for `vectors` normalized and centred by the caller's choice."""
+    rng = np.random.default_rng(seed)
+    dims = vectors.shape[1]
+    rotation, _ = np.linalg.qr(rng.standard_normal((dims, dims)))
+    for _ in range(iterations):
+        projected = vectors @ rotation
+        signs = np.where(projected >= 0, 1.0, -1.0)
+        u, _, vt = np.linalg.svd(signs.T @ vectors)
+        rotation = (u @ vt).T
+    return rotation.astype(np.float32)
+
+
+def split_by_repo(records: list[dict[str, str]], holdout: float, seed: int) -> tuple[list[int], list[int]]:
+    repos = sorted({r["repo"] for r in records})
+    random.Random(seed).shuffle(repos)
+    held = set(repos[: max(1, round(holdout * len(repos)))])
+    train = [i for i, r in enumerate(records) if r["repo"] not in held]
+    test = [i for i, r in enumerate(records) if r["repo"] in held]
+    return train, test
+
+
+def train(args: argparse.Namespace) -> int:
+    from maguyva.embed.local import LocalEmbedder
+
+    embedder = LocalEmbedder(args.init)
+    table = np.array(embedder._table, dtype=np.float32, copy=True)
+    records = read_pairs(args.pairs)
+    if args.kinds:
+        records = [r for r in records if r["kind"] in args.kinds]
+    started = time.perf_counter()
+    queries = tokenize(embedder, [r["query"] for r in records], cap=64)
+    docs = tokenize(embedder, [r["doc"] for r in records], cap=DOC_TOKENS)
+    train_rows, held_rows = split_by_repo(records, args.holdout, SEED) if args.holdout else (list(range(len(records))), [])
+    print(f"{len(records)} pairs from {len({r['repo'] for r in records})} repositories ({len(train_rows)} to train on,"
+          f" {len(held_rows)} held out), tokenized in {time.perf_counter() - started:.1f} s", flush=True)
+
+    def held_score(t: np.ndarray) -> float:
+        if not held_rows:
+            return float("nan")
+        rows = np.asarray(held_rows)
+        return hamming_mrr(t, _subset(queries, rows), _subset(docs, rows))
+
+    print(f"epoch 0: held-out Hamming MRR {held_score(table):.4f}", flush=True)
+    optimizer = SparseAdam(table.shape, args.lr)
+    rng = np.random.default_rng(SEED)
+    best = (held_score(table), 0, table.copy())
+    history = [{"epoch": 0, "held_out_mrr": best[0]}]
+    for epoch in range(1, args.epochs + 1):
+        started = time.perf_counter()
+        order = rng.permutation(np.asarray(train_rows))
+        losses = []
+        for first in range(0, len(order) - args.batch + 1, args.batch):
+            loss, rows, grad = contrastive_step(table, queries, docs, order[first:first + args.batch], args.temperature)
+            optimizer.step(table, rows, grad)
+            losses.append(loss)
+        score = held_score(table)
+        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "held_out_mrr": score})
+        print(f"epoch {epoch}: loss {np.mean(losses):.4f}, held-out Hamming MRR {score:.4f}"
+              f" ({time.perf_counter() - started:.1f} s)", flush=True)
+        if not held_rows or score > best[0]:
+            best = (score, epoch, table.copy())
+    score, epoch, table = best
+    if held_rows:
+        print(f"kept epoch {epoch} (held-out MRR {score:.4f})")
+    if args.itq:
+        sample = embed_all(table, _subset(docs, rng.permutation(len(records))[:20000]))
+        sample /= np.linalg.norm(sample, axis=1, keepdims=True) + 1e-8
+        rotation = itq_rotation(sample, args.itq, SEED)
+        rotated = table @ rotation
+        print(f"ITQ rotation ({args.itq} iterations): held-out Hamming MRR {held_score(table):.4f} -> {held_score(rotated):.4f}")
+        if not held_rows or held_score(rotated) > held_score(table):
+            table = rotated
+    write_model(args, embedder, table, {"pairs": len(records), "kinds": sorted({r["kind"] for r in records}),
+                                        "repositories": len({r["repo"] for r in records}), "kept_epoch": epoch,
+                                        "history": history, "lr": args.lr, "batch": args.batch,
+                                        "temperature": args.temperature, "itq_iterations": args.itq,
+                                        "holdout": args.holdout})
+    return 0
+
+
+def _subset(texts: Texts, rows: np.ndarray) -> Texts:
+    ids, _ = texts.take(rows)
+    return Texts(ids, texts.lengths[rows])
+
+
+def write_model(args: argparse.Namespace, embedder: Any, table: np.ndarray, training: dict[str, Any]) -> None:
+    from safetensors.numpy import save_file
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    source = Path(embedder.folder)
+    save_file({"embeddings": table.astype(np.float16)}, str(out / "model.safetensors"))
+    shutil.copyfile(source / "tokenizer.json", out / "tokenizer.json")
+    for name in ("LICENSE",):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
+    config = dict(embedder.config)
+    config["name"] = args.name
+    config["training"] = {"tool": "tools/train_embedder.py", "init": embedder.config["name"], **training}
+    config["sha256"] = {name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+                        for name in ("model.safetensors", "tokenizer.json")}
+    text = json.dumps(config, indent=1) + "\n"
+    (out / "config.json").write_text(text)
+    (out / "SHA256SUMS").write_text(f"{hashlib.sha256(text.encode()).hexdigest()}  config.json\n")
+    notice = (source / "NOTICE").read_text() if (source / "NOTICE").is_file() else ""
+    (out / "NOTICE").write_text(notice + NOTICE_TRAINED.format(init=embedder.config["name"], pairs=training["pairs"],
+                                                               repos=training["repositories"]))
+    print(f"wrote {out}")
+
+
+NOTICE_TRAINED = """
+Further changes, by tools/train_embedder.py of maguyva (starting from the model "{init}"):
+- the token vectors were trained contrastively on {pairs} (natural language, code) pairs taken
+  from the public source of {repos} repositories listed in tools/embedder_repos.json (the first
+  sentences of docstrings and file headers, with the code they describe);
+- the table was multiplied by an orthogonal rotation found by iterative quantization.
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("pin", help="record the training repositories' commits")
+    s.add_argument("--mirrors", type=Path, required=True)
+    s.add_argument("--repos-file", type=Path, default=REPOS_FILE)
+    s.set_defaults(run=pin)
+    s = sub.add_parser("pairs", help="mine (natural language, code) pairs from the pinned trees")
+    s.add_argument("--mirrors", type=Path, required=True)
+    s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
+    s.add_argument("--out", type=Path, required=True)
+    s.set_defaults(run=pairs)
+    s = sub.add_parser("train", help="train a table on the pairs and write a model folder")
+    s.add_argument("--pairs", type=Path, required=True)
+    s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--name", default="code-static-256")
+    s.add_argument("--init", default="minilm-l6-static-256", help="the model to start from (name or folder)")
+    s.add_argument("--kinds", nargs="+", choices=["docstring", "header"])
+    s.add_argument("--epochs", type=int, default=6)
+    s.add_argument("--batch", type=int, default=256)
+    s.add_argument("--lr", type=float, default=0.003)
+    s.add_argument("--temperature", type=float, default=0.05)
+    s.add_argument("--holdout", type=float, default=0.2, help="share of repositories held out to choose the epoch")
+    s.add_argument("--itq", type=int, default=50, help="ITQ iterations (0: no rotation)")
+    s.set_defaults(run=train)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
