@@ -16,7 +16,10 @@ Pairs, one JSON object a line (`repo`, `kind`, `query`, `doc`):
 - **docstring**: the first sentence of a definition's docstring or leading comment (as the mined
   docstring set takes it) -> the definition's lines with the doc text removed, after its path;
 - **header**: the first sentence of a file's header comment -> the file's first lines without
-  the header, after its path.
+  the header, after its path;
+- **commit**: the subject of a commit among the last 400 first-parent ones before the pin,
+  filtered as the mined commit set filters them -> each changed source file's lines before the
+  change, around its first changed line, after its path.
 
 A document is written as the index writes a chunk for its embedder (`path\\ntext`).
 
@@ -43,10 +46,12 @@ import gzip
 import hashlib
 import json
 import random
+import re
 import shutil
 import sys
 import time
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +131,52 @@ def repo_pairs(spec: dict[str, Any], tree: Path) -> Iterator[dict[str, str]]:
         yield {"repo": spec["repo"], "kind": "header", "query": c.sentence, "doc": doc_text(c.path, body)}
 
 
+#: First-parent commits before a repository's pinned commit whose subjects are read.
+COMMIT_WINDOW = 400
+#: Lines of the changed file kept before and after a commit's first changed line.
+HUNK_BEFORE, HUNK_AFTER = 10, 40
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.M)
+
+
+def commit_pairs(spec: dict[str, Any], mirror: Path) -> Iterator[dict[str, str]]:
+    """Commit subjects (filtered as the mined commit set filters them) -> the lines of each
+    changed source file, before the change, around its first changed line."""
+    shas = mine.git(mirror, "rev-list", "--first-parent", f"--max-count={COMMIT_WINDOW}", spec["commit"]).split()
+    if len(shas) < 2:
+        return
+    log = mine.git(mirror, "log", "--no-merges", "--no-renames", "--name-only", "--format=%x00%H%x1f%an%x1f%ae%x1f%s",
+                   f"{shas[-1]}..{spec['commit']}")
+    for record in log.split("\x00")[1:]:
+        header, _, names = record.partition("\n")
+        sha, author, email, subject = header.split("\x1f", 3)
+        changed = [n for n in names.splitlines() if n.strip()]
+        if mine.BOT_AUTHOR.search(author) or mine.BOT_AUTHOR.search(email):
+            continue
+        if any(p.search(subject) for p in mine.SUBJECT_DROPS) or mine.spells_a_file(subject, changed):
+            continue
+        query = mine.query_of_subject(subject)
+        if len(query.split()) < mine.MIN_SUBJECT_WORDS:
+            continue
+        sources = [p for p in changed if mine.is_source(p)]
+        if not sources or len(sources) > mine.MAX_SOURCE_FILES_PER_COMMIT:
+            continue
+        for path in sources:
+            try:
+                diff = mine.git(mirror, "show", "--format=", "-U0", sha, "--", path)
+                before = mine.git(mirror, "show", f"{sha}^:{path}")
+            except RuntimeError:
+                continue  # the file is new, or the snapshot lacks the blob
+            hunk = _HUNK.search(diff)
+            if hunk is None:
+                continue
+            at = max(int(hunk.group(1)) - 1, 0)
+            lines = before.splitlines(keepends=True)
+            window = lines[max(0, at - HUNK_BEFORE):at + HUNK_AFTER]
+            if sum(1 for line in window if line.strip()) < 2:
+                continue
+            yield {"repo": spec["repo"], "kind": "commit", "query": query, "doc": doc_text(path, window)}
+
+
 def pairs(args: argparse.Namespace) -> int:
     pins = json.loads(PINS.read_text())["repos"]
     counts: dict[str, int] = {}
@@ -140,7 +191,7 @@ def pairs(args: argparse.Namespace) -> int:
             if not tree.is_dir():
                 mine.materialize(mirror, spec["commit"], tree)
             kinds: dict[str, int] = {}
-            for pair in repo_pairs(spec, tree):
+            for pair in chain(repo_pairs(spec, tree), commit_pairs(spec, mirror)):
                 out.write(json.dumps(pair) + "\n")
                 kinds[pair["kind"]] = kinds.get(pair["kind"], 0) + 1
             for kind, n in kinds.items():
@@ -427,7 +478,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--name", default="code-static-256")
     s.add_argument("--init", default="minilm-l6-static-256", help="the model to start from (name or folder)")
-    s.add_argument("--kinds", nargs="+", choices=["docstring", "header"])
+    s.add_argument("--kinds", nargs="+", choices=["docstring", "header", "commit"])
     s.add_argument("--epochs", type=int, default=6)
     s.add_argument("--batch", type=int, default=256)
     s.add_argument("--lr", type=float, default=0.003)
