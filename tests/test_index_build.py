@@ -179,6 +179,20 @@ def test_new_parsing_rules_parse_every_file_again(repo, monkeypatch):
     assert build_index(repo).parsed_files == 0
 
 
+def test_another_embedding_model_indexes_every_file_again_and_says_why(repo):
+    build_index(repo)
+    other = CountingEmbedder()
+    other.model = "another-model-0123abcd"
+    summary = build_index(repo, embedder=other)
+    assert summary.parsed_files == 6 and len(other.embedded) == summary.embedded_chunks > 0
+    (said,) = [w for w in summary.warnings if "embedded by" in w]
+    assert other.model in said and make_embedder("local").model in said
+    assert "every file indexed again" in said
+    # The same model again: nothing to say, nothing to redo.
+    again = build_index(repo, embedder=other)
+    assert again.parsed_files == 0 and not again.warnings
+
+
 def test_a_failed_build_leaves_the_previous_index_usable(repo, monkeypatch):
     Index.build(repo)
     index_dir = store.default_index_dir(repo)

@@ -323,6 +323,9 @@ def load_previous_records(
     try:
         meta = store.read_meta(db)
         if meta.get("embedder") != json.dumps(embedder_identity(model)):
+            if warnings is not None:
+                warnings.append(f"the index was embedded by {_embedder_name(meta.get('embedder'))}, not"
+                                f" {_embedder_name(json.dumps(embedder_identity(model)))}; every file indexed again")
             return {}
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
@@ -333,6 +336,15 @@ def load_previous_records(
         return {}
     finally:
         db.close()
+
+
+def _embedder_name(identity: str | None) -> str:
+    """"provider model (dims bits)" of a stored embedder identity, for messages."""
+    try:
+        found = json.loads(identity or "")
+        return f"{found['provider']} model {found['model']} ({found['dims']} bits)"
+    except (ValueError, KeyError, TypeError):
+        return "an unknown embedder"
 
 
 def _say_damaged(warnings: list[str] | None, err: store.IndexStoreError) -> None:
