@@ -1,5 +1,5 @@
 """Train maguyva's offline embedding table on code: (natural language, code) pairs mined from
-public repositories, contrastive training with in-batch negatives, a rotation before the sign.
+public repositories, contrastive training with in-batch negatives.
 
     python tools/train_embedder.py pin   --mirrors DIR                  # tools/embedder_repos.json
     python tools/train_embedder.py pairs --mirrors DIR --out pairs.jsonl.gz
@@ -30,10 +30,12 @@ between every query and every document of the batch: each query's own document i
 the batch's others its negatives. Adam updates only the rows a batch touched. The epochs are
 chosen on repositories held out of training (`--holdout`, by repository), by the mean reciprocal
 rank of each held-out query's document among all held-out documents, by Hamming distance of the
-binary codes, which is what the index ranks by. Then the rotation: the table is multiplied by an
-orthogonal matrix found by iterative quantization (ITQ) on the documents' vectors, so that their
-signs lose less of their cosines; a rotation leaves float cosines unchanged and commutes with
-the mean, so it folds into the table.
+binary codes, which is what the index ranks by. `--mix` then writes a blend of the trained
+table and the starting one (their rows averaged with those weights): the pairs teach docstrings
+and commit subjects, and a table trained on them alone forgets some of what they do not hold
+(file headers, bare names). `--itq` can rotate the table by iterative quantization before the
+sign (a rotation leaves cosines unchanged and commutes with the mean, so it folds into the
+table); measured, it loses (benches/README.md), and is off by default.
 
 Only numpy, safetensors and tokenizers are needed (maguyva's own runtime dependencies); the whole
 run takes minutes on two cores.
@@ -406,6 +408,11 @@ def train(args: argparse.Namespace) -> int:
     score, epoch, table = best
     if held_rows:
         print(f"kept epoch {epoch} (held-out MRR {score:.4f})")
+    if args.mix < 1.0:
+        # Halfway back to the starting table: what the pairs teach, without forgetting what
+        # they do not hold (names alone, file headers, architecture questions).
+        table = args.mix * table + (1.0 - args.mix) * np.asarray(embedder._table, dtype=np.float32)
+        print(f"mixed {args.mix:g} of the trained table with {1 - args.mix:g} of the first: held-out MRR {held_score(table):.4f}")
     if args.itq:
         sample = embed_all(table, _subset(docs, rng.permutation(len(records))[:20000]))
         sample /= np.linalg.norm(sample, axis=1, keepdims=True) + 1e-8
@@ -417,7 +424,7 @@ def train(args: argparse.Namespace) -> int:
     write_model(args, embedder, table, {"pairs": len(records), "kinds": sorted({r["kind"] for r in records}),
                                         "repositories": len({r["repo"] for r in records}), "kept_epoch": epoch,
                                         "history": history, "lr": args.lr, "batch": args.batch,
-                                        "temperature": args.temperature, "itq_iterations": args.itq,
+                                        "temperature": args.temperature, "itq_iterations": args.itq, "mix": args.mix,
                                         "holdout": args.holdout})
     return 0
 
@@ -479,12 +486,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--name", default="code-static-256")
     s.add_argument("--init", default="minilm-l6-static-256", help="the model to start from (name or folder)")
     s.add_argument("--kinds", nargs="+", choices=["docstring", "header", "commit"])
-    s.add_argument("--epochs", type=int, default=6)
+    s.add_argument("--epochs", type=int, default=10)
     s.add_argument("--batch", type=int, default=256)
     s.add_argument("--lr", type=float, default=0.003)
-    s.add_argument("--temperature", type=float, default=0.05)
+    s.add_argument("--temperature", type=float, default=0.1)
     s.add_argument("--holdout", type=float, default=0.2, help="share of repositories held out to choose the epoch")
-    s.add_argument("--itq", type=int, default=50, help="ITQ iterations (0: no rotation)")
+    s.add_argument("--itq", type=int, default=0, help="ITQ iterations (0: no rotation)")
+    s.add_argument("--mix", type=float, default=1.0,
+                   help="the share of the trained table in the one written, the rest the starting table's")
     s.set_defaults(run=train)
     return p
 
