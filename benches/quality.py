@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import platform
@@ -146,9 +147,24 @@ def score(method: str, repo: BenchRepo, query: dict[str, Any], results: list[Res
 # maguyva: cold builds, presets and ablations
 
 
+#: A local embedding model folder to index and search with instead of the shipped default
+#: (`--local-model`: a candidate of tools/train_embedder.py); None for the default.
+LOCAL_MODEL: Path | None = None
+
+
+@functools.lru_cache(maxsize=None)
+def _local_embedder(folder: Path) -> Any:
+    from maguyva.embed import make_embedder
+
+    return make_embedder("local", model=folder)
+
+
 def build_cold(repos: list[BenchRepo], index_root: Path) -> None:
     """A fresh index per repository, with an empty embedding cache; sets coverage of the targets."""
     from maguyva import Index
+
+    # An embedder object given to the build embeds the queries too.
+    options = {"embedder": _local_embedder(LOCAL_MODEL)} if LOCAL_MODEL is not None else {}
 
     previous_home = os.environ.get("MAGUYVA_HOME")
     for repo in repos:
@@ -157,7 +173,7 @@ def build_cold(repos: list[BenchRepo], index_root: Path) -> None:
         with tempfile.TemporaryDirectory(prefix="maguyva-home-") as home:
             os.environ["MAGUYVA_HOME"] = home  # empty embedding cache: nothing is reused
             started = time.perf_counter()
-            repo.index = Index.build(repo.tree, index_dir=index_dir)
+            repo.index = Index.build(repo.tree, index_dir=index_dir, **options)
             repo.index_s["maguyva"] = time.perf_counter() - started
         coverage = Coverage(repo.index.reader, repo.benchmark_root)
         for q in repo.queries:
@@ -641,6 +657,8 @@ def print_report(report: dict[str, Any], methods: list[MethodInfo], repos: list[
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     queries._self_check()
+    global LOCAL_MODEL
+    LOCAL_MODEL = args.local_model
     rg = find_rg()
     if rg is None:
         parser.error("rg not found on PATH (pip install ripgrep)")
@@ -790,6 +808,8 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
                         help="also run the default preset with a constant of maguyva.query.rerank set to each "
                              "value (repeatable); benches/folds.py then chooses among them out of fold")
+    parser.add_argument("--local-model", type=Path, metavar="DIR",
+                        help="index and search with this local embedding model folder instead of the shipped one")
     parser.add_argument("--variants", nargs="+", metavar="NAME",
                         help="only these maguyva presets and ablations, by name (\"maguyva default\" ...)")
     return parser

@@ -86,6 +86,7 @@ def collect(args: argparse.Namespace) -> int:
     from maguyva.query import rank
 
     queries._self_check()
+    quality.LOCAL_MODEL = args.local_model
     selected = json.loads((args.bench / "repos.json").read_text())
     if args.repos_subset:
         selected = [r for r in selected if r["name"] in set(args.repos_subset)]
@@ -767,6 +768,8 @@ def main(argv: list[str]) -> int:
     c.add_argument("--repos", type=Path, required=True)
     c.add_argument("--repos-subset", nargs="+", metavar="NAME")
     c.add_argument("--out", type=Path, required=True, help="a .pkl.gz file; its first name part names the set")
+    c.add_argument("--local-model", type=Path, metavar="DIR",
+                   help="index and search with this local embedding model folder instead of the shipped one")
     t = sub.add_parser("train", help="fit and score the model with repository folds")
     t.add_argument("data", type=Path, nargs="+")
     t.add_argument("--folds", type=int, default=5)
