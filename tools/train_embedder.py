@@ -377,6 +377,9 @@ def train(args: argparse.Namespace) -> int:
     queries = tokenize(embedder, [r["query"] for r in records], cap=64)
     docs = tokenize(embedder, [r["doc"] for r in records], cap=DOC_TOKENS)
     train_rows, held_rows = split_by_repo(records, args.holdout, SEED) if args.holdout else (list(range(len(records))), [])
+    repeats = dict(args.repeat)
+    # A kind with few pairs can be seen several times an epoch (`--repeat header=4`).
+    train_rows = [i for i in train_rows for _ in range(repeats.get(records[i]["kind"], 1))]
     print(f"{len(records)} pairs from {len({r['repo'] for r in records})} repositories ({len(train_rows)} to train on,"
           f" {len(held_rows)} held out), tokenized in {time.perf_counter() - started:.1f} s", flush=True)
 
@@ -425,6 +428,7 @@ def train(args: argparse.Namespace) -> int:
                                         "repositories": len({r["repo"] for r in records}), "kept_epoch": epoch,
                                         "history": history, "lr": args.lr, "batch": args.batch,
                                         "temperature": args.temperature, "itq_iterations": args.itq, "mix": args.mix,
+                                        "repeat": dict(args.repeat),
                                         "holdout": args.holdout})
     return 0
 
@@ -468,6 +472,13 @@ Further changes, by tools/train_embedder.py of maguyva (starting from the model 
 """
 
 
+def _kind_count(text: str) -> tuple[str, int]:
+    kind, sep, count = text.partition("=")
+    if not sep or kind not in ("docstring", "header", "commit") or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KIND=N with KIND docstring, header or commit and N >= 1")
+    return kind, int(count)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -486,6 +497,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--name", default="code-static-256")
     s.add_argument("--init", default="minilm-l6-static-256", help="the model to start from (name or folder)")
     s.add_argument("--kinds", nargs="+", choices=["docstring", "header", "commit"])
+    s.add_argument("--repeat", nargs="+", type=_kind_count, default=[], metavar="KIND=N",
+                   help="train on each pair of KIND N times an epoch")
     s.add_argument("--epochs", type=int, default=10)
     s.add_argument("--batch", type=int, default=256)
     s.add_argument("--lr", type=float, default=0.003)
