@@ -416,6 +416,7 @@ def train(args: argparse.Namespace) -> int:
         # they do not hold (names alone, file headers, architecture questions).
         table = args.mix * table + (1.0 - args.mix) * np.asarray(embedder._table, dtype=np.float32)
         print(f"mixed {args.mix:g} of the trained table with {1 - args.mix:g} of the first: held-out MRR {held_score(table):.4f}")
+    rotated_kept = False
     if args.itq:
         sample = embed_all(table, _subset(docs, rng.permutation(len(records))[:20000]))
         sample /= np.linalg.norm(sample, axis=1, keepdims=True) + 1e-8
@@ -423,11 +424,11 @@ def train(args: argparse.Namespace) -> int:
         rotated = table @ rotation
         print(f"ITQ rotation ({args.itq} iterations): held-out Hamming MRR {held_score(table):.4f} -> {held_score(rotated):.4f}")
         if not held_rows or held_score(rotated) > held_score(table):
-            table = rotated
+            table, rotated_kept = rotated, True
     write_model(args, embedder, table, {"pairs": len(records), "kinds": sorted({r["kind"] for r in records}),
                                         "repositories": len({r["repo"] for r in records}), "kept_epoch": epoch,
                                         "history": history, "lr": args.lr, "batch": args.batch,
-                                        "temperature": args.temperature, "itq_iterations": args.itq, "mix": args.mix,
+                                        "temperature": args.temperature, "itq_iterations": args.itq, "rotated": rotated_kept, "mix": args.mix,
                                         "repeat": dict(args.repeat),
                                         "holdout": args.holdout})
     return 0
@@ -458,18 +459,34 @@ def write_model(args: argparse.Namespace, embedder: Any, table: np.ndarray, trai
     (out / "config.json").write_text(text)
     (out / "SHA256SUMS").write_text(f"{hashlib.sha256(text.encode()).hexdigest()}  config.json\n")
     notice = (source / "NOTICE").read_text() if (source / "NOTICE").is_file() else ""
-    (out / "NOTICE").write_text(notice + NOTICE_TRAINED.format(init=embedder.config["name"], pairs=training["pairs"],
-                                                               repos=training["repositories"]))
+    notice = notice.replace(f'"{embedder.config["name"]}"', f'"{args.name}"', 1)
+    (out / "NOTICE").write_text(notice + trained_notice(embedder.config["name"], training))
     print(f"wrote {out}")
 
 
-NOTICE_TRAINED = """
-Further changes, by tools/train_embedder.py of maguyva (starting from the model "{init}"):
-- the token vectors were trained contrastively on {pairs} (natural language, code) pairs taken
-  from the public source of {repos} repositories listed in tools/embedder_repos.json (the first
-  sentences of docstrings and file headers, with the code they describe);
-- the table was multiplied by an orthogonal rotation found by iterative quantization.
-"""
+KIND_TEXTS = {
+    "docstring": "first sentences of docstrings with the definitions they describe",
+    "header": "first sentences of file headers with the files' code",
+    "commit": "commit subjects with the lines of the files they changed",
+}
+
+
+def trained_notice(init: str, training: dict[str, Any]) -> str:
+    """What a trained model's NOTICE adds to its starting model's: the changes made by training."""
+    kinds = "; ".join(KIND_TEXTS[k] for k in training["kinds"])
+    lines = [
+        f"\nFurther changes, by tools/train_embedder.py of maguyva, starting from the model \"{init}\":",
+        f"- the token vectors were trained contrastively on {training['pairs']} (natural language, code)",
+        f"  pairs from the public source of {training['repositories']} repositories listed in",
+        f"  tools/embedder_repos.json ({kinds});",
+    ]
+    if training.get("rotated"):
+        lines.append("- the table was multiplied by an orthogonal rotation found by iterative quantization;")
+    if training.get("mix", 1.0) < 1.0:
+        lines.append(f"- the trained vectors were averaged with the starting model's, weights {training['mix']:g} and"
+                     f" {1 - training['mix']:g};")
+    lines.append("- the vectors are stored as float16.")
+    return "\n".join(lines) + "\n"
 
 
 def _kind_count(text: str) -> tuple[str, int]:
