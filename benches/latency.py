@@ -29,9 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -39,9 +39,19 @@ sys.path.insert(0, str(HERE))
 import quality  # noqa: E402  (trees, cold indexes)
 
 TOP_K = 10
+T = TypeVar("T")
 
 #: An arm: how to set a searcher up before a question (None: nothing), and the ranking it asks with.
 Arm = tuple[Callable[[Any], None] | None, str]
+
+
+def turns(questions: int, arms: Sequence[T], rounds: int) -> Iterator[tuple[int, T]]:
+    """(question, arm) in the order they are asked: every round, each question of every arm in
+    turn, the arms' order rotated from one question and round to the next."""
+    for round_ in range(rounds):
+        for i in range(questions):
+            for j in range(len(arms)):
+                yield i, arms[(i + j + round_) % len(arms)]
 
 
 def alternate(bench: Path, trees: Path, subset: list[str] | None, arms: Mapping[str, Arm], rounds: int) -> dict[str, list[float]]:
@@ -57,16 +67,13 @@ def alternate(bench: Path, trees: Path, subset: list[str] | None, arms: Mapping[
             quality.build_cold([repo], Path(scratch))
             searcher = quality.searcher_of(repo.index)
             searcher.search(repo.queries[0]["query"], top_k=TOP_K)
-            for round_ in range(rounds):
-                for i, q in enumerate(repo.queries):
-                    for j in range(len(names)):
-                        name = names[(i + j + round_) % len(names)]
-                        setup, ranking = arms[name]
-                        if setup is not None:
-                            setup(searcher)
-                        started = time.perf_counter()
-                        searcher.search(q["query"], top_k=TOP_K, ranking=ranking)
-                        timings[name].append((time.perf_counter() - started) * 1e3)
+            for i, name in turns(len(repo.queries), names, rounds):
+                setup, ranking = arms[name]
+                if setup is not None:
+                    setup(searcher)
+                started = time.perf_counter()
+                searcher.search(repo.queries[i]["query"], top_k=TOP_K, ranking=ranking)
+                timings[name].append((time.perf_counter() - started) * 1e3)
             repo.index.close()
     return timings
 
@@ -143,11 +150,8 @@ def alternate_checkouts(
                 continue
             counts = {worker.ask(build=spec["name"]) for worker in workers.values()}
             (count,) = counts
-            for round_ in range(rounds):
-                for i in range(count):
-                    for j in range(len(arms)):
-                        name, ranking = arms[(i + j + round_) % len(arms)]
-                        timings[f"{name}:{ranking}"].append(workers[name].ask(ask=i, ranking=ranking))
+            for i, (name, ranking) in turns(count, arms, rounds):
+                timings[f"{name}:{ranking}"].append(workers[name].ask(ask=i, ranking=ranking))
     finally:
         for worker in workers.values():
             worker.close()

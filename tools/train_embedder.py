@@ -64,6 +64,9 @@ sys.path.insert(0, str(ROOT / "benches"))
 
 import mine  # noqa: E402  (the miners' readers of docstrings, headers and mirrors)
 
+from maguyva.embed.local import segment_positions  # noqa: E402
+from maguyva.embed.local import segment_sums  # noqa: E402
+
 REPOS_FILE = ROOT.parent / "shared" / "mining" / "repos.txt"
 PINS = ROOT / "tools" / "embedder_repos.json"
 BENCH_REPOS = ROOT.parent / "shared" / "bench" / "repos.json"
@@ -222,37 +225,26 @@ class Texts:
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The ids of texts `rows`, concatenated, and each one's owner (0..len(rows)-1)."""
         lengths = self.lengths[rows]
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        offsets = segment_positions(lengths)
         return self.ids[np.repeat(self.starts[rows], lengths) + offsets], np.repeat(np.arange(len(rows)), lengths)
 
 
 def tokenize(embedder: Any, texts: list[str], cap: int) -> Texts:
-    """Each text's token ids as the embedder sees them (skipped ids dropped), its first `cap`."""
-    tokenizer = embedder._tokenizer
-    skip = set(embedder._skip.tolist())
-    id_lists = []
-    for start in range(0, len(texts), 4096):
-        for enc in tokenizer.encode_batch_fast(texts[start:start + 4096], add_special_tokens=False):
-            id_lists.append([i for i in enc.ids if i not in skip][:cap])
-    lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
-    ids = np.fromiter((i for ids in id_lists for i in ids), dtype=np.int64, count=int(lengths.sum()))
-    return Texts(ids, lengths)
+    """Each text's token ids as the embedder sees them (by its own tokenization, skipped ids
+    dropped), its first `cap`."""
+    ids, counts = embedder._token_ids(texts)
+    owner = np.repeat(np.arange(len(texts)), counts)
+    keep = ~np.isin(ids, embedder._skip)
+    ids, owner = ids[keep], owner[keep]
+    lengths = np.bincount(owner, minlength=len(texts))
+    first = segment_positions(lengths) < cap
+    return Texts(ids[first], np.minimum(lengths, cap))
 
 
 def pooled(table: np.ndarray, ids: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """Mean rows per text: (n, dims)."""
-    sums = np.zeros((n, table.shape[1]), dtype=table.dtype)
-    _segment_add(sums, owner, table[ids])
-    counts = np.bincount(owner, minlength=n).astype(np.float32)
-    return sums / np.maximum(counts, 1.0)[:, None]
-
-
-def _segment_add(out: np.ndarray, owner: np.ndarray, rows: np.ndarray) -> None:
-    """out[owner[i]] += rows[i], with `owner` sorted (texts' ids are consecutive)."""
-    if not len(owner):
-        return
-    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    out[owner[starts]] += np.add.reduceat(rows, starts, axis=0)
+    """Mean rows per text: (n, dims), `owner` sorted (each text's ids are consecutive)."""
+    counts = np.bincount(owner, minlength=n)
+    return segment_sums(table, ids, counts) / np.maximum(counts, 1)[:, None].astype(table.dtype)
 
 
 def embed_all(table: np.ndarray, texts: Texts, batch: int = 8192) -> np.ndarray:

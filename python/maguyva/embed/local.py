@@ -56,7 +56,7 @@ def segment_sums(
     Segments of equal length are summed together as one (segments, length, dims) block, which
     keeps numpy on contiguous rows: several times faster than `np.add.reduceat`.
     """
-    out = np.zeros((len(counts), table.shape[1]), dtype=np.float32)
+    out = np.zeros((len(counts), table.shape[1]), dtype=table.dtype)
     starts = np.cumsum(counts) - counts
     by_length = np.argsort(counts, kind="stable")
     runs = np.split(by_length, np.flatnonzero(np.diff(counts[by_length])) + 1)
@@ -72,7 +72,7 @@ def segment_sums(
     return out
 
 
-def _ranks(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def segment_positions(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """0, 1, ..., counts[0]-1, 0, 1, ..., counts[1]-1, ... as one array."""
     total = int(counts.sum())
     starts = np.cumsum(counts) - counts
@@ -259,7 +259,7 @@ class LocalEmbedder:
                 merged = np.concatenate(ids_parts)
                 where = np.empty(len(lines), dtype=np.int64)
                 where[order] = starts
-                ids_parts = [merged[np.repeat(where, counts) + _ranks(counts)]]
+                ids_parts = [merged[np.repeat(where, counts) + segment_positions(counts)]]
         ids = np.concatenate(ids_parts) if ids_parts else np.zeros(0, dtype=np.int64)
         return ids, counts
 

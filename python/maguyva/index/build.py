@@ -322,10 +322,11 @@ def load_previous_records(
             return {}
     try:
         meta = store.read_meta(db)
-        if meta.get("embedder") != json.dumps(embedder_identity(model)):
+        wanted = embedder_identity(model)
+        if meta.get("embedder") != json.dumps(wanted):
             if warnings is not None:
-                warnings.append(f"the index was embedded by {_embedder_name(meta.get('embedder'))}, not"
-                                f" {_embedder_name(json.dumps(embedder_identity(model)))}; every file indexed again")
+                warnings.append(f"the index was embedded by {_stored_embedder_name(meta.get('embedder'))}, not"
+                                f" {_embedder_name(wanted)}; every file indexed again")
             return {}
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
@@ -338,11 +339,14 @@ def load_previous_records(
         db.close()
 
 
-def _embedder_name(identity: str | None) -> str:
-    """"provider model (dims bits)" of a stored embedder identity, for messages."""
+def _embedder_name(identity: dict[str, object]) -> str:
+    """"provider model NAME (dims bits)" of an `embedder_identity`, for messages."""
+    return f"{identity['provider']} model {identity['model']} ({identity['dims']} bits)"
+
+
+def _stored_embedder_name(stored: str | None) -> str:
     try:
-        found = json.loads(identity or "")
-        return f"{found['provider']} model {found['model']} ({found['dims']} bits)"
+        return _embedder_name(json.loads(stored or ""))
     except (ValueError, KeyError, TypeError):
         return "an unknown embedder"
 

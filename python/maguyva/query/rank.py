@@ -194,11 +194,16 @@ class FileFacts:
 Listed = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 
-def listed(found: Mapping[str, Sequence[Candidate]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`found` (each modality's candidates, best first) as `Listed` arrays."""
+def chunk_ids(candidates: Sequence[Candidate]) -> np.ndarray:
+    """The chunks of a modality's candidates, in its order, as int64."""
+    return np.fromiter((c.chunk for c in candidates), dtype=np.int64, count=len(candidates))
+
+
+def listed(found: Mapping[str, Sequence[Candidate]], chunks: Mapping[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """`found` (each modality's candidates, best first) as `Listed` arrays, with each
+    modality's `chunk_ids` already worked out in `chunks`."""
     return {
-        name: (np.fromiter((c.chunk for c in cands), dtype=np.int64, count=len(cands)),
-               np.fromiter((c.score for c in cands), dtype=np.float64, count=len(cands)))
+        name: (chunks[name], np.fromiter((c.score for c in cands), dtype=np.float64, count=len(cands)))
         for name, cands in found.items()
     }
 

@@ -173,9 +173,9 @@ class Searcher:
         direct = plan.strategy == "direct"
         per_file = classification.intent in ONE_RESULT_PER_FILE
         adjust = per_file and not direct and self.signals is not None
-        listed = rank.listed(lists)
+        listed_chunks = {name: rank.chunk_ids(found) for name, found in lists.items()}
         chunks, scores, ranks, contributions = rrf_fuse(
-            [listed[name][0].astype(np.uint32) for name in names],
+            [listed_chunks[name].astype(np.uint32) for name in names],
             [weight for _, weight in plan.modalities],
             float(plan.rrf_k),
             reader.no_centrality if direct else reader.chunk_centrality,
@@ -213,6 +213,7 @@ class Searcher:
                 # Recording for training needs every feature; a model, only those it ranks by
                 # (those of its choice within a file come once the files shown are known).
                 needed = None if self.record is not None or ranker is None else ranker.ranking_needed(group)
+                listed = rank.listed(lists, listed_chunks)
                 x = rank.features(
                     reader, query, classification, candidates, scored, adjustments, fused, names, listed, needed
                 )
