@@ -265,6 +265,47 @@ def test_every_byte_flip_in_codes_is_caught_before_reuse(repo):
         codes = generation_of(repo) / store.CODES
 
 
+def test_opening_and_searching_parse_no_python_source(repo, monkeypatch):
+    """CPython 3.11's AST builder keeps its recursion depth in state all threads share: an
+    index opened in one thread while another parses Python (numpy's np.load does, for a .npy
+    header) could fail with SystemError. Opening and searching must not parse any."""
+    import ast
+    import builtins
+
+    Index.build(repo).close()
+    parsed: list[str] = []
+    compile_source = builtins.compile
+
+    def watched(source, filename, mode, flags=0, *args, **kwargs):
+        if flags & ast.PyCF_ONLY_AST:
+            parsed.append(str(filename))
+        return compile_source(source, filename, mode, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", watched)
+    for question in ("where is Ledger defined", "how are shelves reported", '"SHELF_OVERFLOW"'):
+        with Index.open(repo) as index:
+            assert index.search(question, top_k=3).results
+    assert parsed == []
+
+
+def test_codes_that_disagree_with_their_header_are_refused(tmp_path):
+    codes = np.arange(6 * 4, dtype=np.uint8).reshape(6, 4)
+    path = tmp_path / store.CODES
+    path.write_bytes(store.encode_codes(codes))
+    assert np.array_equal(store.load_codes(path), codes)
+    path.write_bytes(store.encode_codes(codes)[:-1])
+    with pytest.raises(ValueError, match="23 bytes of codes, not 24"):
+        store.load_codes(path)
+    path.write_bytes(store.encode_codes(codes).replace(b"|u1", b"<i4"))
+    with pytest.raises(ValueError, match="not a matrix of bytes"):
+        store.load_codes(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="not a version 1.0 .npy file"):
+        store.load_codes(path)
+    path.write_bytes(store.encode_codes(np.zeros((0, 4), np.uint8)))
+    assert store.load_codes(path).shape == (0, 4)
+
+
 def test_metadata_damaged_after_opening_is_an_index_error_not_sqlite(repo):
     index = Index.build(repo)
     meta = index.reader.generation / store.META
@@ -339,7 +380,7 @@ def test_a_full_disk_during_a_build_is_one_line_and_leaves_the_index(repo, capsy
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(build_module.np, "save", full)
+    monkeypatch.setattr(store, "encode_codes", full)
     code, _, err = run_cli(capsys, "index", str(repo))
     assert code == 2 and "No space left on device" in one_line_error(err) and "unchanged" in err
     assert contents(index_dir) == expected

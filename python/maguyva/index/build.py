@@ -10,7 +10,6 @@ from the per-file records, so an incremental build produces the same index as a 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -331,8 +330,8 @@ def load_previous_records(
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
             return {}
-        return _read_records(db, np.load(generation / store.CODES, mmap_mode="r"))
-    except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError, SyntaxError) as err:
+        return _read_records(db, store.load_codes(generation / store.CODES))
+    except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError) as err:
         _say_damaged(warnings, store.damaged(generation, f"is damaged ({type(err).__name__})"))
         return {}
     finally:
@@ -419,9 +418,7 @@ def write_generation(
     # Saved through Python's own file writes, not numpy's (a short write there says "N requested
     # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
     # small (dims / 8 bytes a chunk), so the copy in memory costs little.
-    encoded = io.BytesIO()
-    np.save(encoded, np.ascontiguousarray(matrix, dtype=np.uint8))
-    (generation / store.CODES).write_bytes(encoded.getbuffer())
+    (generation / store.CODES).write_bytes(store.encode_codes(matrix))
 
     db = store.create_database(generation / store.META)
     try:

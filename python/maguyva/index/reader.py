@@ -79,12 +79,12 @@ class IndexReader:
             self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
             self.chunk_symbol: list[str | None] = [r[3] for r in rows]
             self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
-            self.codes = np.load(generation / store.CODES, mmap_mode="r", allow_pickle=False)
+            self.codes = store.load_codes(generation / store.CODES)
             self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
         except store.IndexStoreError:
             self.db.close()
             raise
-        except (sqlite3.Error, CorruptIndexError, OSError, ValueError, TypeError, EOFError, SyntaxError) as err:
+        except (sqlite3.Error, CorruptIndexError, OSError, ValueError, TypeError, EOFError) as err:
             # Unreachable for a generation its manifest vouches for, short of damage after it
             # was checked; reported the same way.
             self.db.close()

@@ -26,13 +26,17 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
+import struct
 import sys
 import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 #: Version of the folder layout and SQLite schema.
 FORMAT_VERSION = 7
@@ -180,6 +184,44 @@ def write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_NPY_MAGIC = b"\x93NUMPY\x01\x00"
+_NPY_HEADER = re.compile(rb"\{'descr': '\|u1', 'fortran_order': False, 'shape': \((\d+), (\d+)\), \} *\n")
+_NPY_ALIGN = 64
+
+
+def encode_codes(matrix: np.ndarray) -> bytes:
+    """A C-ordered uint8 matrix of binary codes as a version 1.0 .npy file."""
+    header = b"{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d), }" % matrix.shape
+    padding = -(len(_NPY_MAGIC) + 2 + len(header) + 1) % _NPY_ALIGN
+    header += b" " * padding + b"\n"
+    return _NPY_MAGIC + struct.pack("<H", len(header)) + header + np.ascontiguousarray(matrix, np.uint8).tobytes()
+
+
+def load_codes(path: Path) -> np.ndarray:
+    """The binary codes `encode_codes` wrote, mapped read-only; ValueError when the file is not one.
+
+    Read here, not by np.load: numpy parses the header with ast.literal_eval, and CPython 3.11
+    keeps the AST builder's recursion depth in state every thread shares, so two threads
+    opening indexes at once could fail with SystemError.
+    """
+    with open(path, "rb") as handle:
+        start = handle.read(len(_NPY_MAGIC) + 2)
+        if len(start) < len(_NPY_MAGIC) + 2 or not start.startswith(_NPY_MAGIC):
+            raise ValueError("not a version 1.0 .npy file")
+        (header_size,) = struct.unpack("<H", start[len(_NPY_MAGIC):])
+        match = _NPY_HEADER.fullmatch(handle.read(header_size))
+        size = handle.seek(0, os.SEEK_END)
+    if match is None:
+        raise ValueError("not a matrix of bytes")
+    shape = (int(match[1]), int(match[2]))
+    offset = len(start) + header_size
+    if size != offset + shape[0] * shape[1]:
+        raise ValueError(f"holds {size - offset} bytes of codes, not {shape[0] * shape[1]}")
+    if shape[0] * shape[1] == 0:
+        return np.zeros(shape, dtype=np.uint8)  # mmap cannot map zero bytes
+    return np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=shape)
 
 
 def read_current(index_dir: Path) -> str:
