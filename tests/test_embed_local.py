@@ -85,8 +85,12 @@ def test_deterministic_and_independent_of_batching(model: LocalEmbedder) -> None
     np.testing.assert_array_equal(batch, LocalEmbedder().embed_documents(texts))
     alone = np.stack([model.embed_documents([t])[0] for t in texts])
     np.testing.assert_array_equal(batch, alone)
-    # A query is embedded like a document of the same text.
-    np.testing.assert_array_equal(model.embed_query(CONFIG), model.embed_documents([CONFIG])[0])
+    # A query is embedded like a document of the same text, bit for bit, whatever its form:
+    # several lines, repeated and blank lines, the line separator's own text, unknown words,
+    # characters the tokenizer does not know (skipped).
+    separator = model._separator[0] if model._separator else "[PAD]"
+    for query in (CONFIG, CSS, "retry with backoff", f"a {separator} b\nc", "x\n\nx\n", "zzqxj 日本語 ☃ 🙂", "☃", "", " "):
+        np.testing.assert_array_equal(model.embed_query(query), model.embed_documents([query])[0])
 
 
 def test_line_wise_pooling_equals_whole_text_pooling(

@@ -324,5 +324,16 @@ class LocalEmbedder:
         return np.packbits(self._text_sums(texts)[0] > 0, axis=1)
 
     def embed_query(self, text: str) -> Codes:
-        """Code of one query, (dims // 8,) uint8."""
-        return self.embed_documents([text])[0]
+        """Code of one query, (dims // 8,) uint8: the code `embed_documents([text])` gives it,
+        summed in the same order, without the batch path's grouping and packing of lines (whose
+        setup took 0.5 ms a question, a tenth of answering one)."""
+        lines = text.split("\n") if self._line_wise else [text]
+        encodings = self._tokenizer.encode_batch_fast(lines, add_special_tokens=False)
+        sums = np.zeros((len(lines), self.dims), dtype=self._table.dtype)
+        for n, encoding in enumerate(encodings):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            if self._skip.size:
+                ids = ids[~np.isin(ids, self._skip)]
+            if ids.size:
+                sums[n] = self._table[ids].sum(axis=0)
+        return np.packbits(sums.sum(axis=0) > 0)
