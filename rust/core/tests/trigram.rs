@@ -81,6 +81,12 @@ fn check_against_reference(index: &TrigramIndex, docs: &[(u32, Vec<u8>)], litera
         let got = index.count_terms(&term_refs, ci).expect("count_terms");
         assert_eq!(got, reference_counts(docs, terms, ci), "terms {terms:?} ci={ci}");
     }
+    // All literals at once, each case in turn: every term's answer in its place.
+    let each: Vec<(&[u8], bool)> =
+        literals.iter().flat_map(|l| [(l.as_slice(), false), (l.as_slice(), true)]).filter(|(l, _)| !l.is_empty()).collect();
+    let got = index.search_each(&each).expect("search_each");
+    let want: Vec<Vec<LiteralMatch>> = each.iter().map(|&(l, ci)| reference_search(docs, l, ci)).collect();
+    assert_eq!(got, want, "search_each of {literals:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,6 +393,8 @@ fn empty_corpus_works() {
 fn empty_literals_and_terms() {
     let index = build(&[(1, b"abc".to_vec())]);
     assert!(matches!(index.search(b"", false), Err(Error::InvalidArgument(_))));
+    assert!(matches!(index.search_each(&[(b"abc", false), (b"", true)]), Err(Error::InvalidArgument(_))));
+    assert!(index.search_each(&[]).unwrap().is_empty());
     assert!(index.count_terms(&[], true).unwrap().is_empty());
     assert!(matches!(index.count_terms(&[b"abc", b""], false), Err(Error::InvalidArgument(_))));
 }

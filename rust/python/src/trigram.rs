@@ -112,8 +112,10 @@ impl TrigramIndex {
         let (term_ids, doc_ids, lines) = py
             .detach(|| -> maguyva_core::Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
                 let (mut term_ids, mut doc_ids, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-                for (t, (term, &fold)) in terms.iter().zip(&case_insensitive).enumerate() {
-                    for m in self.inner.search(term, fold)? {
+                let each: Vec<(&[u8], bool)> =
+                    terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
+                for (t, matches) in self.inner.search_each(&each)?.into_iter().enumerate() {
+                    for m in matches {
                         term_ids.extend(std::iter::repeat_n(t as u32, m.lines.len()));
                         doc_ids.extend(std::iter::repeat_n(m.doc_id, m.lines.len()));
                         lines.extend_from_slice(&m.lines);

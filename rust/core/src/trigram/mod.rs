@@ -32,6 +32,7 @@ mod words;
 
 use crate::{Error, Result};
 use format::{u32_at, u64_at, Layout};
+use rayon::prelude::*;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -101,6 +102,13 @@ impl TrigramIndex {
     /// letters only. Fails with [`Error::InvalidArgument`] for an empty literal.
     pub fn search(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
         self.search_literal(literal, case_insensitive)
+    }
+
+    /// [`search`](Self::search) for each `(literal, case_insensitive)` of `terms`, in their
+    /// order, the terms searched side by side: a question's terms are mostly small searches,
+    /// each too short to occupy every core by itself. Fails on the first term that fails.
+    pub fn search_each(&self, terms: &[(&[u8], bool)]) -> Result<Vec<Vec<LiteralMatch>>> {
+        terms.par_iter().map(|&(literal, fold)| self.search_literal(literal, fold)).collect()
     }
 
     /// As [`search`](Self::search), always verifying trigram candidates against the stored
