@@ -93,10 +93,93 @@ def test_deterministic_and_independent_of_batching(model: LocalEmbedder) -> None
         np.testing.assert_array_equal(model.embed_query(query), model.embed_documents([query])[0])
 
 
+def library_tokenized(model: LocalEmbedder) -> LocalEmbedder:
+    """The same model tokenized by the `tokenizers` library, not by the core."""
+    other = LocalEmbedder(model.folder)
+    other._compiled = None
+    return other
+
+
+#: Texts that exercise every step of BERT's normalization and splitting.
+AWKWARD = [
+    RETRY,
+    "",
+    "\n\n\n",
+    "x = 1\r\ny = 2\r\n",
+    "naïve café — 中文 注释 and émojis 🎉\n\ttabs\tand  spaces ",
+    "tokens like [PAD] and [UNK] written in code\n[PAD][PAD]\nnormal line",
+    "\u0000\u0007 control characters \ufeff, \x0bvertical\x0ctab \x7f del \u200bzero\u200dwidth",
+    "İstanbul ǅemal ﬁnance Ångström ΣΊΣΥΦΟΣ ß ﹏under﹏ «quoted» ‘single’ … ⁂",
+    "unassigned \U000c0204 private \ue000 replacement \ufffd surrogate-free",
+    "a" * 5000,
+    "getUserById(user_id)->fetch_all(); $this->x ?? y ||= z <=> w",
+    TRANSPOSE + "\n" + RETRY,
+]
+
+
+def test_the_cores_tokenizer_gives_the_librarys_ids_and_bits(model: LocalEmbedder) -> None:
+    """The core tokenizes and pools the shipped model's texts; the result is the library's, id
+    for id, and the same bits."""
+    assert model._compiled is not None
+    library = library_tokenized(model)
+    lines = [line for text in AWKWARD for line in text.split("\n")]
+    got_ids, got_counts = model._token_ids(lines)
+    want_ids, want_counts = library._token_ids(lines)
+    np.testing.assert_array_equal(got_counts, want_counts)
+    np.testing.assert_array_equal(got_ids, want_ids)
+    np.testing.assert_array_equal(model._text_sums(AWKWARD)[0], library._text_sums(AWKWARD)[0])
+    np.testing.assert_array_equal(model.embed_documents(AWKWARD), library.embed_documents(AWKWARD))
+    for text in AWKWARD:
+        np.testing.assert_array_equal(model.embed_query(text), library.embed_query(text))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"lowercase": True},
+        {"lowercase": False},
+        {"lowercase": False, "strip_accents": True, "clean_text": False},
+        {"lowercase": True, "strip_accents": False, "handle_chinese_chars": False},
+    ],
+)
+@pytest.mark.parametrize("special", [True, False])
+def test_the_core_follows_each_normalization_option(options: dict[str, bool], special: bool) -> None:
+    """Any BERT-style tokenizer.json: each normalizer option, with and without added tokens."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    words = sorted({w for text in AWKWARD for w in text.replace("\n", " ").split(" ") if w})[:300]
+    vocab = {"[UNK]": 0, **({"[PAD]": 1} if special else {})}
+    for piece in [*words, *(w[:3] for w in words), *(f"##{w[3:6]}" for w in words), "a", "##a", "e", "##e", "中"]:
+        vocab.setdefault(piece, len(vocab))
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=40))
+    tokenizer.normalizer = normalizers.BertNormalizer(**options)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    if special:
+        tokenizer.add_special_tokens(["[PAD]", "[UNK]"])
+    compiled, size = local_module.compiled_tokenizer(json.loads(tokenizer.to_str()))
+    assert size == tokenizer.get_vocab_size()
+    lines = [line for text in AWKWARD for line in text.split("\n")]
+    ids, counts = compiled.token_ids(lines)
+    want = [tokenizer.encode(line, add_special_tokens=False).ids for line in lines]
+    assert counts.tolist() == [len(w) for w in want]
+    assert ids.tolist() == [i for w in want for i in w]
+
+
+def test_a_tokenizer_of_another_shape_is_left_to_the_library() -> None:
+    spec = json.loads((MODELS_DIR / DEFAULT_MODEL / "tokenizer.json").read_text())
+    assert local_module.compiled_tokenizer(spec) is not None
+    for change in ({"normalizer": {"type": "NFKC"}}, {"pre_tokenizer": {"type": "Whitespace"}},
+                   {"added_tokens": [{"id": 0, "content": "[PAD]", "lstrip": True}]}):
+        assert local_module.compiled_tokenizer({**spec, **change}) is None
+
+
+@pytest.mark.parametrize("tokenized_by", ["core", "library"])
 def test_line_wise_pooling_equals_whole_text_pooling(
-    model: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+    model: LocalEmbedder, monkeypatch: pytest.MonkeyPatch, tokenized_by: str
 ) -> None:
-    """Tokenizing distinct lines once (packed, with separators) changes nothing."""
+    """Tokenizing distinct lines once (the library's path: packed, with separators; the core's:
+    line by line, in threads) changes nothing."""
+    model = model if tokenized_by == "core" else library_tokenized(model)
     texts = [
         RETRY,
         "",
@@ -139,7 +222,7 @@ def test_a_tokenizer_that_keeps_newlines_is_run_on_whole_texts(tmp_path: Path) -
     (folder / "config.json").write_text(json.dumps(config))
 
     model = LocalEmbedder(folder)
-    assert not model._line_wise
+    assert not model._line_wise and model._compiled is None
     texts = [RETRY, "", "a\n    b\n", TRANSPOSE]
     np.testing.assert_allclose(model.embed_float(texts), reference_means(model, texts), atol=1e-5)
     assert model.embed_documents(texts).shape == (4, 2)

@@ -159,3 +159,35 @@ def read_files(
 ) -> list[bytes | str]:
     """Read files (relative to `root`) in parallel: each item is the file's bytes, or the reason
     it was skipped ("binary", "unreadable", "vanished", "too_large")."""
+
+# Static embeddings -------------------------------------------------------------------------
+
+class WordPieceTokenizer:
+    """BERT's WordPiece tokenization (BertNormalizer, BertPreTokenizer, WordPiece), the ids of
+    the `tokenizers` library for the same tokenizer.json, without special tokens added.
+    Tokenizing and pooling run in threads without the GIL."""
+
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        unknown: int,
+        prefix: str,
+        max_chars: int,
+        clean_text: bool,
+        chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+        added: Sequence[tuple[str, int]],
+    ) -> None:
+        """`tokens[i]` is token i; `unknown` the id of a word no pieces spell (or longer than
+        `max_chars`); `prefix` marks a piece continuing a word; `added` (text, id) pairs are
+        found in the raw text before normalization. ValueError for an unknown id outside the
+        vocabulary or an added token without text."""
+    def token_ids(self, lines: Sequence[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """Every line's ids, one after another, and each line's number of ids."""
+    def pooled_sums(
+        self, texts: Sequence[str], table: npt.NDArray[np.float32], skip: npt.NDArray[np.uint32]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Per text, the sum of its tokens' rows of `table` ((len(texts), dims) float32), each
+        line summed in order and then the lines, and its token count, tokens in `skip` left
+        out. ValueError if a token has no row in `table` or `table` is not C-contiguous."""

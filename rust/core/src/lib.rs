@@ -6,6 +6,8 @@
 //!   from posting-list intersections and verified against the stored bytes.
 //! - [`fusion`]: weighted Reciprocal Rank Fusion of several ranked lists with a centrality boost,
 //!   path demotion and per-file deduplication.
+//! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
+//!   the signs kept as bits.
 //! - [`walk`]: the files of a repository worth indexing, honouring `.gitignore` and
 //!   `.maguyvaignore`, with the reason for every file left out.
 //!
@@ -22,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod embed;
 mod error;
 pub mod fusion;
 pub mod hamming;

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod embed;
 mod error;
 mod fusion;
 mod hamming;
@@ -17,5 +18,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trigram::register(m)?;
     fusion::register(m)?;
     walk::register(m)?;
+    embed::register(m)?;
     Ok(())
 }
