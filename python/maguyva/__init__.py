@@ -1,7 +1,8 @@
 """maguyva: code search that classifies the question and blends semantic, text, structural and
 graph retrieval.
 
-`Index` builds, updates and opens the index of a repository. The compiled kernels are
+`Index` builds, updates and opens the index of a repository; every error it reports is a
+`MaguyvaError`. The compiled kernels are
 re-exported too: Hamming top-k over packed binary codes, the trigram index and weighted
 Reciprocal Rank Fusion.
 
@@ -28,12 +29,14 @@ if TYPE_CHECKING:
         rrf_fuse,
     )
     from maguyva.api import Index
+    from maguyva.errors import MaguyvaError
 
 #: Each public name and the module it comes from.
 _SOURCES = {
     "CorruptIndexError": "maguyva._core",
     "Index": "maguyva.api",
     "LiteralMatches": "maguyva._core",
+    "MaguyvaError": "maguyva.errors",
     "TrigramIndex": "maguyva._core",
     "__version__": "maguyva._core",
     "centrality_boost": "maguyva._core",

@@ -21,16 +21,11 @@ if TYPE_CHECKING:
 SNIPPET_LINES = 3
 
 
-class UsageError(Exception):
-    """A mistake in the command line, reported as one line."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         from maguyva._core import CorruptIndexError
-        from maguyva.embed import EmbeddingError
-        from maguyva.index.store import IndexStoreError
+        from maguyva.errors import MaguyvaError
 
         try:
             return args.run(args)
@@ -40,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
             return 0
-        except (UsageError, IndexStoreError, OSError, CorruptIndexError, ValueError, EmbeddingError) as err:
+        except (MaguyvaError, OSError, CorruptIndexError, ValueError) as err:
             print(f"maguyva: {printable(' '.join(str(err).split()))}", file=sys.stderr)
             return 2
     except KeyboardInterrupt:
@@ -185,6 +180,8 @@ def describe(summary: BuildSummary) -> str:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from maguyva.errors import UsageError
+
     if not args.query.strip():
         raise UsageError("the query is empty")
     if args.top_k < 1:

@@ -34,6 +34,7 @@ from maguyva import navigate
 from maguyva._core import rrf_fuse
 from maguyva.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError
+from maguyva.errors import NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError  # noqa: F401
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
 from maguyva.index.freshness import Changes
 from maguyva.index.progress import Progress
@@ -52,22 +53,6 @@ RELATED_MAX_LINES = 40
 RELATED_MAX_CHARS = 2000
 #: A graph walk starts from at most this many definitions of the name asked about.
 MAX_SEEDS = 16
-
-
-class RequestError(ValueError):
-    """A question that cannot be answered as asked (one sentence saying why)."""
-
-
-class UnknownRepositoryError(RequestError):
-    """The question names a repository the corpus does not hold."""
-
-
-class OutsideRootsError(RequestError):
-    """The question names a path outside every repository of the corpus."""
-
-
-class NotIndexedError(RequestError):
-    """The question names a file (or line) the index does not hold."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +110,10 @@ class Corpus:
 
     def __init__(self, repositories: Sequence[Repository]):
         if not repositories:
-            raise ValueError("a corpus needs at least one repository")
+            raise RequestError("a corpus needs at least one repository")
         names = [r.name for r in repositories]
         if len(set(names)) != len(names):
-            raise ValueError(f"repository names must be distinct, not {names}")
+            raise RequestError(f"repository names must be distinct, not {names}")
         self.repositories: tuple[Repository, ...] = tuple(repositories)
         self._by_name = {r.name: r for r in repositories}
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="maguyva-corpus")
@@ -147,7 +132,7 @@ class Corpus:
         """A corpus of the repositories at `paths` (named after their folders, made distinct
         with parent folders where two share a name). `index_dir` is for a single repository."""
         if index_dir is not None and len(paths) != 1:
-            raise ValueError("index_dir applies to one repository; leave it out to index several")
+            raise RequestError("index_dir applies to one repository; leave it out to index several")
         roots: list[Path] = []
         for path in paths:
             root = repository_root(path)

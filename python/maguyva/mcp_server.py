@@ -35,9 +35,9 @@ from typing import Any
 
 from maguyva import __version__, navigate
 from maguyva._core import CorruptIndexError
-from maguyva.corpus import Corpus, CorpusResponse, RequestError
-from maguyva.embed import EmbeddingError
-from maguyva.index.store import IndexStoreError, shown_path
+from maguyva.corpus import Corpus, CorpusResponse
+from maguyva.errors import MaguyvaError, ToolInputError
+from maguyva.index.store import shown_path
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, MODALITIES, PRESETS
 from maguyva.repository import Refresh, Repository
 
@@ -64,10 +64,6 @@ When you already know the symbol, `find_symbol`, `callers` and `impact` answer d
 `find_related` finds code like the code at a file and line. Results give repository, path and \
 1-based inclusive line spans with a short snippet: read the lines you need rather than whole \
 files. Every call first re-indexes files that changed on disk."""
-
-
-class ToolInputError(RequestError):
-    """Arguments that do not fit a tool's input schema."""
 
 
 # Schemas -------------------------------------------------------------------------------------
@@ -627,7 +623,7 @@ def call_tool(corpus: Corpus, name: str, arguments: dict[str, Any] | None) -> tu
         raise ToolFailure(f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}")
     try:
         payload = tool.run(corpus, validate_arguments(tool, arguments))
-    except (RequestError, IndexStoreError, CorruptIndexError, EmbeddingError, OSError) as err:
+    except (MaguyvaError, CorruptIndexError, OSError) as err:
         raise ToolFailure(_one_line(err)) from err
     except Exception as err:
         logger.exception("%s failed", name)

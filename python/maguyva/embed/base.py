@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from maguyva.embed.cache import EmbeddingCacheError
+from maguyva.errors import EmbeddingError, EmbeddingOptionError  # noqa: F401
 
 if TYPE_CHECKING:
     from maguyva.embed.cache import EmbeddingCache
@@ -29,10 +30,6 @@ PROVIDERS = ("local", "voyage")
 Progress = Callable[[int, int], None]
 
 Codes = npt.NDArray[np.uint8]
-
-
-class EmbeddingError(RuntimeError):
-    """An embedder could not produce codes (a provider error, a bad model file, bad options)."""
 
 
 @runtime_checkable
@@ -76,7 +73,7 @@ def make_embedder(name: str = "local", **options: object) -> Embedder:
         from maguyva.embed.voyage import VoyageEmbedder
 
         return VoyageEmbedder(**options)  # type: ignore[arg-type]
-    raise ValueError(
+    raise EmbeddingOptionError(
         f"unknown embedder {name!r}: choose one of {', '.join(map(repr, PROVIDERS))} or 'auto'"
     )
 

@@ -33,6 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from maguyva.errors import EmbeddingCacheError  # noqa: F401
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -62,10 +64,6 @@ CREATE TABLE IF NOT EXISTS codes(
     PRIMARY KEY(space, text_sha256)
 ) WITHOUT ROWID;
 """
-
-
-class EmbeddingCacheError(RuntimeError):
-    """The embedding cache file cannot be used (and could not be replaced)."""
 
 
 def default_cache_path() -> Path:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from maguyva.embed.base import Codes, EmbeddingError
+from maguyva.errors import EmbeddingOptionError
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,9 @@ class VoyageEmbedder:
                 "no Voyage API key: set VOYAGE_API_KEY or pass api_key= (or use the local embedder)"
             )
         if dims not in VALID_DIMS:
-            raise ValueError(f"Voyage output dimension must be one of {VALID_DIMS}, not {dims}")
+            raise EmbeddingOptionError(f"Voyage output dimension must be one of {VALID_DIMS}, not {dims}")
         if max_retries < 0 or max_batch_texts < 1 or max_batch_tokens < 1 or timeout <= 0:
-            raise ValueError(
+            raise EmbeddingOptionError(
                 "max_retries >= 0, max_batch_texts >= 1, max_batch_tokens >= 1 and timeout > 0"
                 " are required"
             )

@@ -38,6 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
+from maguyva.errors import (  # noqa: F401  (the store's errors, raised here)
+    IndexFormatError,
+    IndexLockedError,
+    IndexNotFoundError,
+    IndexStoreError,
+    IndexWriteError,
+)
+
 #: Version of the folder layout and SQLite schema.
 FORMAT_VERSION = 7
 
@@ -114,32 +122,6 @@ CREATE TABLE edges (
     line INTEGER NOT NULL            -- where in the source the dependency is written
 );
 """
-
-
-class IndexStoreError(Exception):
-    """Base of the errors about an index on disk."""
-
-
-class IndexNotFoundError(IndexStoreError, FileNotFoundError):
-    """There is no index where one was expected."""
-
-
-class IndexFormatError(IndexStoreError):
-    """An index exists but cannot be read: another format version, or damaged files."""
-
-    def __init__(self, problem: str, remedy: str = "`maguyva index` rebuilds it"):
-        super().__init__(f"{problem}; {remedy}" if remedy else problem)
-        #: What is wrong, without the remedy (a build that repairs it says what it repaired).
-        self.problem = problem
-
-
-class IndexLockedError(IndexStoreError):
-    """Another process is building this index."""
-
-
-class IndexWriteError(IndexStoreError, OSError):
-    """A build could not write its new generation (disk full, read-only folder...); the
-    published index is unchanged."""
 
 
 def write_error(index_dir: Path, err: OSError) -> IndexWriteError:

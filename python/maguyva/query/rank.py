@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.classify import Classification
@@ -446,10 +447,6 @@ def hand_weights() -> np.ndarray:
     for why, factor in rerank.demotion_factors().items():
         w[_COLUMN[f"{why}_x_score"]] = factor - 1.0
     return w
-
-
-class RankModelError(ValueError):
-    """A ranking model file that cannot be used: unreadable, or trained for other features."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from maguyva.errors import QueryError
 from maguyva.query.classify import Classification
 from maguyva.query.intents import DIRECT_CONFIDENCE, PRESETS, WEIGHTS
 
@@ -38,7 +39,7 @@ def is_ordinary(query: str, classification: Classification) -> bool:
 def plan(query: str, classification: Classification, preset: str) -> Plan:
     """The plan for `query` under `preset` ("quick", "default" or "thorough")."""
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise QueryError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     chosen = PRESETS[preset]
     weights = WEIGHTS[classification.intent]
     default_k = PRESETS["default"].rrf_k or 40

@@ -17,6 +17,7 @@ import numpy.ma  # noqa: F401
 
 from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
+from maguyva.errors import QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
 from maguyva.index.store import shown_path
 from maguyva.query import rank, route
@@ -48,10 +49,6 @@ PARALLEL_MIN_CHUNKS = 50_000
 #: repository folds by benches/ranker.py) or "hand" (the numbers of `rerank`).
 RANKINGS = ("learned", "hand")
 DEFAULT_RANKING = "learned"
-
-
-class QueryTooLongError(ValueError):
-    """A query longer than `MAX_QUERY_CHARS`, refused before any work."""
 
 
 def check_query_length(query: str) -> None:
@@ -107,11 +104,11 @@ class Searcher:
         hand-set numbers of `rerank` (kept for comparison)."""
         check_query_length(query)
         if ranking not in RANKINGS:
-            raise ValueError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
+            raise QueryError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
         if not query.strip():
-            raise ValueError("the query is empty")
+            raise QueryError("the query is empty")
         if top_k < 1:
-            raise ValueError(f"top_k must be at least 1, not {top_k}")
+            raise QueryError(f"top_k must be at least 1, not {top_k}")
         started = time.perf_counter()
         classification = classify(query)
         plan = route.plan(query, classification, preset)
