@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from maguyva.errors import EmbeddingCacheError  # noqa: F401
+from maguyva.errors import EmbeddingCacheError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
