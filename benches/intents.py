@@ -306,7 +306,7 @@ def main() -> int:
         parser.error("rg not found (pip install ripgrep)")
     args.index_root.mkdir(parents=True, exist_ok=True)
     os.environ["MAGUYVA_HOME"] = str(args.index_root / "_home")
-    from maguyva.query.tokens import STOPWORDS  # after MAGUYVA_HOME is set
+    from maguyva.lexicon import STOPWORDS  # after MAGUYVA_HOME is set
 
     presets = ["default"] if args.quick else args.presets
     with_peers = not (args.no_peers or args.quick)

@@ -213,7 +213,7 @@ def main() -> int:
 
     os.environ["MAGUYVA_HOME"] = str(args.index_root / "_home")
     from maguyva import Index  # after MAGUYVA_HOME is set
-    from maguyva.query.tokens import STOPWORDS
+    from maguyva.lexicon import STOPWORDS
 
     repos = queries.selected_repos(parser, args)
 

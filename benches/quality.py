@@ -402,7 +402,7 @@ BM25S = "bm25s, 50-line windows"
 
 
 def run_local_peers(repos: list[BenchRepo], rg: str) -> list[dict]:
-    from maguyva.query.tokens import STOPWORDS
+    from maguyva.lexicon import STOPWORDS
 
     rows = []
     for repo in repos:

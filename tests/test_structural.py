@@ -13,7 +13,7 @@ from maguyva.query.classify import Classification, classify
 from maguyva.query.retrievers.base import Query
 from maguyva.index.roles import is_test_path
 from maguyva.query.retrievers.structural import StructuralRetriever, symbol_table
-from maguyva.query.tokens import (
+from maguyva.lexicon import (
     identifiers,
     looks_like_code,
     normalize_qualified,

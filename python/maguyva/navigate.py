@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from maguyva.index.graph import Edge
 from maguyva.index.reader import IndexReader
 from maguyva.index.roles import is_test_path, path_demotion
-from maguyva.query.retrievers.structural import KIND_FAMILIES
-from maguyva.query.tokens import normalize_qualified
+from maguyva.lexicon import KIND_FAMILIES, normalize_qualified
 
 #: Symbol kinds a definition can be looked up by (each also admits its family: asking for a
 #: "function" finds methods too, a "class" finds structs and interfaces).

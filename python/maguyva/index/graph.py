@@ -22,8 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import rustworkx as rx
 
-#: Symbol kinds a base class / implemented interface can resolve to.
-TYPE_KINDS = frozenset({"class", "interface", "struct", "trait", "type", "enum"})
+from maguyva.lexicon import TYPE_KINDS
 
 #: File names that stand for their folder as a module (package initialisers and index files).
 FOLDER_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})

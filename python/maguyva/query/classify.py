@@ -69,6 +69,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from maguyva.lexicon import DECLARATION_KEYWORDS, KIND_WORDS
 from maguyva.query.intents import RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES
 
 __all__ = ["Classification", "classify"]
@@ -110,56 +111,8 @@ _SPAN = r"[^\s?!,;]+(?:[ \t]+[^\s?!,;]+){0,3}"
 #: The same, ending as early as the text after it allows.
 _LAZY_SPAN = r"[^\s?!,;]+?(?:[ \t]+[^\s?!,;]+?){0,3}?"
 
-#: Declaration keyword -> the symbol kind it declares (None: no kind filter).
-_DECLARATION_KINDS: dict[str, str | None] = {
-    "def": "function",
-    "defn": "function",
-    "func": "function",
-    "fn": "function",
-    "fun": "function",
-    "function": "function",
-    "proc": "function",
-    "method": "method",
-    "class": "class",
-    "interface": "interface",
-    "struct": "struct",
-    "enum": "enum",
-    "trait": "trait",
-    "type": "type",
-    "typedef": "type",
-    "impl": None,
-    "module": "module",
-    "mod": "module",
-    "package": "module",
-    "namespace": "module",
-    "import": "module",
-    "const": "constant",
-    "var": "variable",
-    "let": "variable",
-    "val": "variable",
-    "macro": "macro",
-    "macro_rules!": "macro",
-}
 
-#: A kind word next to a name ("the Session class", "function parse_config") -> symbol kind.
-_KIND_WORDS: dict[str, str] = {
-    "function": "function",
-    "func": "function",
-    "method": "method",
-    "class": "class",
-    "interface": "interface",
-    "struct": "struct",
-    "enum": "enum",
-    "trait": "trait",
-    "type": "type",
-    "constant": "constant",
-    "const": "constant",
-    "variable": "variable",
-    "macro": "macro",
-    "module": "module",
-    "package": "module",
-}
-_KIND_WORD = "(?:" + "|".join(sorted(_KIND_WORDS, key=len, reverse=True)) + ")"
+_KIND_WORD = "(?:" + "|".join(sorted(KIND_WORDS, key=len, reverse=True)) + ")"
 
 #: Words skipped before the subject of a phrase ("who calls *the* retry helper").
 _LEAD_WORDS = frozenset(
@@ -251,7 +204,7 @@ def _is_snippet(text: str) -> bool:
 _DECLARATION = re.compile(
     r"(?:(?:pub(?:\([\w:]+\))?|export|default|public|private|protected|internal|static|async"
     r"|abstract|final|sealed|open|override|data|unsafe|extern|inline|const)\s+)*"
-    r"(?P<kw>" + "|".join(map(re.escape, sorted(_DECLARATION_KINDS, key=len, reverse=True))) + r")"
+    r"(?P<kw>" + "|".join(map(re.escape, sorted(DECLARATION_KEYWORDS, key=len, reverse=True))) + r")"
     r"(?:\s+|(?=<))(?P<rest>.+)$",
     re.I,
 )
@@ -295,7 +248,7 @@ def _declaration(text: str) -> Classification | None:
     if m is None:
         return None
     keyword, rest = m["kw"].lower(), m["rest"]
-    kind = _DECLARATION_KINDS[keyword]
+    kind = DECLARATION_KEYWORDS[keyword]
     if keyword == "import":
         found = _IMPORT.match(rest)
         if found is None or not _IMPORT_TAIL.match(found["tail"]):
@@ -607,12 +560,12 @@ _DEFINITION_FORM = re.compile(
 def _kind_near(text: str, start: int, end: int) -> str | None:
     before = text[max(0, start - 12) : start].split()
     if before:
-        kind = _KIND_WORDS.get(before[-1].strip("`'\"").lower())
+        kind = KIND_WORDS.get(before[-1].strip("`'\"").lower())
         if kind:
             return kind
     after = text[end : end + 12].split(None, 1)
     if after:
-        return _KIND_WORDS.get(after[0].strip("`'\"?.,").lower())
+        return KIND_WORDS.get(after[0].strip("`'\"?.,").lower())
     return None
 
 

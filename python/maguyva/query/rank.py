@@ -23,8 +23,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
-from operator import attrgetter
 from importlib import resources
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ import numpy as np
 from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
+from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, split_identifier
 from maguyva.query.classify import Classification
 from maguyva.query.intents import MODALITIES
 from maguyva.query.rerank import (
@@ -47,7 +48,6 @@ from maguyva.query.rerank import (
     question_words,
 )
 from maguyva.query.retrievers.base import Candidate
-from maguyva.query.tokens import split_identifier
 
 #: The version of the feature layout; a model trained on another layout is refused.
 FEATURES_VERSION = 4
@@ -104,9 +104,6 @@ _INDEX_FILES = frozenset(
     {"__init__.py", "mod.rs", "index.js", "index.ts", "index.mjs", "index.jsx", "index.tsx", "package-info.java"}
 )
 _STUB_SUFFIXES = (".d.ts", ".pyi")
-_CONTRACT_KINDS = frozenset({"interface", "trait"})
-#: Definitions with bodies of their own (a method may be an interface's declaration).
-_BODY_KINDS = frozenset({"class", "struct", "function"})
 #: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
 DEEP_FOLDERS = 3
 
@@ -179,9 +176,9 @@ class FileFacts:
         bodies = np.zeros(len(files))
         for file_id, kind in reader.sql("SELECT DISTINCT file_id, kind FROM symbols"):
             defining[file_id] = 1.0
-            if kind in _CONTRACT_KINDS:
+            if kind in CONTRACT_KINDS:
                 contracts[file_id] = 1.0
-            elif kind in _BODY_KINDS:
+            elif kind in BODY_KINDS:
                 bodies[file_id] = 1.0
         # A file that declares an interface or trait and implements nothing outside it: it says
         # what a part of the code does, and its implementations say how.

@@ -67,9 +67,15 @@ import numpy as np
 
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
+from maguyva.lexicon import (
+    NAMESPACE_KINDS,
+    STOPWORDS,
+    VALUE_KINDS,
+    split_identifier,
+    stem,
+)
 from maguyva.query.classify import Classification
 from maguyva.query.retrievers.structural import SymbolTable, symbol_table
-from maguyva.query.tokens import STOPWORDS, split_identifier, stem
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
@@ -109,10 +115,6 @@ DEFINITION_BONUS_IN_SENTENCE = 1.5
 DEFINITION_FILE_NAMED = 1.5
 #: The factor of a callable's definition bonus when a type of the same name is defined too.
 DEFINITION_CALLABLE_BESIDE_TYPE = 0.5
-#: Symbol kinds that are types (preferred over callables of the same name).
-TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module"})
-#: Kinds whose definitions never answer "where is X defined" over a type or function.
-_VALUE_KINDS = frozenset({"field", "variable", "constant"})
 #: Rules whose subject is a symbol's name.
 _NAME_RULES = frozenset({"definition_keyword", "definition_phrase", "identifier"})
 
@@ -487,14 +489,14 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
             if chunk is not None:
                 bonuses[chunk] = max(bonuses.get(chunk, 0.0), scale)
             continue
-        symbols = [s for s in defined if table.kind[s] not in _VALUE_KINDS]
-        has_type = any(table.kind[s] in TYPE_KINDS for s in symbols)
+        symbols = [s for s in defined if table.kind[s] not in VALUE_KINDS]
+        has_type = any(table.kind[s] in NAMESPACE_KINDS for s in symbols)
         for s in symbols:
             chunk = table.chunk[s]
             if chunk < 0:
                 continue
             bonus = scale * (DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
-            if has_type and table.kind[s] not in TYPE_KINDS:
+            if has_type and table.kind[s] not in NAMESPACE_KINDS:
                 # `Inject` may be a class in markers.py and a function in marker_functions.py:
                 # both are definitions, the type first.
                 bonus *= DEFINITION_CALLABLE_BESIDE_TYPE

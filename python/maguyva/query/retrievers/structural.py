@@ -55,8 +55,12 @@ import numpy as np
 
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
-from maguyva.query.retrievers.base import Candidate, Query
-from maguyva.query.tokens import (
+from maguyva.lexicon import (
+    KIND_FAMILIES,
+    KIND_KEYWORDS,
+    MINOR_KINDS,
+    NOISE_WORDS,
+    SIGNATURE_KEYWORDS,
     STOPWORDS,
     identifiers,
     looks_like_code,
@@ -65,51 +69,18 @@ from maguyva.query.tokens import (
     stem,
     words,
 )
+from maguyva.query.retrievers.base import BM25_B, BM25_K1, Candidate, Query
 
 EXACT, CASELESS, NAME_WORDS, QUESTION_WORDS = 1, 2, 3, 4
 _TIER_BASE = {EXACT: 3.0, CASELESS: 2.0, NAME_WORDS: 1.0, QUESTION_WORDS: 0.0}
 #: The largest within-tier fraction, so that a tier's best stays below the next tier's base.
 _FRACTION = 0.999
 
-#: Words a kind keyword may be written as -> the kind asked for.
-KIND_KEYWORDS = {
-    "def": "function", "defn": "function", "func": "function", "fn": "function", "fun": "function",
-    "function": "function", "sub": "function", "proc": "function", "method": "method",
-    "class": "class", "struct": "struct", "interface": "interface", "protocol": "interface",
-    "trait": "trait", "enum": "enum", "type": "type", "typedef": "type",
-    "module": "module", "mod": "module", "package": "module", "namespace": "module",
-    "const": "constant", "constant": "constant", "var": "variable", "let": "variable", "val": "variable",
-    "variable": "variable", "macro": "macro", "field": "field", "property": "field",
-}  # fmt: skip
-#: The kinds a kind keyword admits. Python protocols and abstract bases are classes; a Go
-#: `type X struct` is a struct; so each family is broader than its keyword.
-KIND_FAMILIES = {
-    "function": frozenset({"function", "method", "macro"}),
-    "method": frozenset({"method", "function"}),
-    "macro": frozenset({"macro", "function"}),
-    "class": frozenset({"class", "struct", "interface", "trait", "enum", "type"}),
-    "struct": frozenset({"struct", "class", "type"}),
-    "interface": frozenset({"interface", "trait", "class", "type"}),
-    "trait": frozenset({"trait", "interface", "class", "type"}),
-    "enum": frozenset({"enum", "class", "type"}),
-    "type": frozenset({"type", "class", "struct", "interface", "enum", "trait"}),
-    "module": frozenset({"module"}),
-    "constant": frozenset({"constant", "variable"}),
-    "variable": frozenset({"variable", "constant", "field"}),
-    "field": frozenset({"field", "variable", "constant"}),
-}
-#: With no kind asked for, these rank below other kinds among equal matches.
-_MINOR_KINDS = frozenset({"variable", "field"})
 
 #: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
 MAX_NAMES = 32
 MAX_QUESTION_WORDS = 48
 
-#: Question words that describe the search rather than the code.
-NOISE_WORDS = frozenset(
-    """define defined defines definition definitions declare declared declares declaration
-    declarations locate located location find show code work works implemented""".split()
-)
 
 # Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
 _W_NAME = 3.0
@@ -121,18 +92,8 @@ _W_PATH = 0.4
 _W_PREFIX = 0.5
 _MIN_PREFIX = 4
 _MAX_EXPANSIONS = 24
-# BM25 constants for docstrings and signatures (names, qualifiers and file names count once).
-_K1 = 1.2
-_B = 0.75
 #: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
 _SECONDARY_FACTOR = 0.75
-#: Words of language syntax in signatures: they say nothing about what the code does.
-_SIGNATURE_KEYWORDS = frozenset(
-    """def class func function fn fun pub public private protected internal static final abstract
-    async await export default const let var val void return returns self this cls extends
-    implements impl struct interface type enum trait where mut ref override virtual inline
-    extern unsafe new in out of""".split()
-)
 
 def _path_rank(path: str) -> int:
     """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""
@@ -243,7 +204,7 @@ def _kind_preference(kind: str | None, family: frozenset[str] | None, symbol_kin
     """2 for the kind asked for, 1 for its family, 0 otherwise; with no kind asked for, 2 for
     types and callables and 1 for variables and fields."""
     if family is None:
-        return 1 if symbol_kind in _MINOR_KINDS else 2
+        return 1 if symbol_kind in MINOR_KINDS else 2
     return 2 if symbol_kind == kind else (1 if symbol_kind in family else 0)
 
 
@@ -519,7 +480,7 @@ class WordIndex:
         ]
         # Signatures and docstrings: BM25 term frequency with length normalisation.
         for texts, drop, weight, exclude in (
-            (signatures, _SIGNATURE_KEYWORDS | STOPWORDS, _W_SIGNATURE, name_keys),  # its own name is no news
+            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, _W_SIGNATURE, name_keys),  # its own name is no news
             (docstrings, STOPWORDS, _W_DOCSTRING, None),
         ):
             word_ids, symbol = vocabulary.pairs(texts, drop)
@@ -531,9 +492,9 @@ class WordIndex:
                 keys, tf = keys[keep], tf[keep]
             lengths = np.bincount(symbol, minlength=n).astype(np.float64)
             average = max(1.0, float(lengths.sum()) / n)
-            norm = _K1 * (1 - _B + _B * lengths[keys % n] / average)
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[keys % n] / average)
             parts_keys.append(keys)
-            parts_values.append(weight * tf * (_K1 + 1) / (tf + norm))
+            parts_values.append(weight * tf * (BM25_K1 + 1) / (tf + norm))
 
         keys, inverse = np.unique(np.concatenate(parts_keys), return_inverse=True)
         values = np.bincount(inverse, weights=np.concatenate(parts_values), minlength=len(keys))

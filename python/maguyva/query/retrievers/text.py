@@ -16,22 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from maguyva.index.reader import IndexReader
-from maguyva.query.retrievers.base import Candidate, Query
+from maguyva.lexicon import LITERAL_STOPWORDS
 from maguyva.query.rerank import defined_as
+from maguyva.query.retrievers.base import BM25_B, BM25_K1, Candidate, Query
 from maguyva.query.retrievers.structural import symbol_table
 
-# BM25's usual constants: k1 sets how fast repeated matches saturate, b how much length counts.
-K1 = 1.2
-B = 0.75
 #: Weight of an identifier's parts relative to the identifier itself.
 PART_WEIGHT = 0.5
 
-#: Words too common in questions to say anything about code.
-STOPWORDS = frozenset(
-    """a an and are as at be by can code codebase do does file files find for from get
-    how i in is it its me of on or show that the this to use used uses using was what when
-    where which who why with work works""".split()
-)
 
 _QUOTED = re.compile(r'"([^"]+)"|`([^`]+)`|\'([^\']{2,})\'')
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|[^\sA-Za-z0-9_$]{3,}")
@@ -56,13 +48,13 @@ def query_terms(query: str) -> list[Term]:
         terms.setdefault((phrase, True), Term(phrase, True, 1.0))
     rest = _QUOTED.sub(" ", query)
     words = _WORD.findall(rest)
-    kept = [w for w in words if w.lower() not in STOPWORDS] or (words if not terms else [])
+    kept = [w for w in words if w.lower() not in LITERAL_STOPWORDS] or (words if not terms else [])
     for word in kept:
         terms.setdefault((word.lower(), False), Term(word.lower(), False, 1.0))
         parts = [p.lower() for p in _PARTS.findall(word)]
         if len(parts) > 1:
             for part in parts:
-                if len(part) >= 3 and part not in STOPWORDS:
+                if len(part) >= 3 and part not in LITERAL_STOPWORDS:
                     terms.setdefault((part, False), Term(part, False, PART_WEIGHT))
     return list(terms.values())
 
@@ -97,8 +89,8 @@ class TextRetriever:
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
         all_lengths = reader.chunk_lines
-        norm = K1 * (1 - B + B * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
-        scores = (weights * idf * tf * (K1 + 1) / (tf + norm[:, None])).sum(axis=1)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
+        scores = (weights * idf * tf * (BM25_K1 + 1) / (tf + norm[:, None])).sum(axis=1)
         _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
         spans = _matching_lines(chunks, lines, ids[order]) if query.classification.intent == "exact_match" else {}

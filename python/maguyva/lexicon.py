@@ -1,4 +1,5 @@
-"""Words of code and of questions: identifier splitting, query words, a light stemmer.
+"""Words of code and of questions: identifier splitting, query words, a light stemmer, and the
+word lists every stage reads (stopwords, kind keywords, kinds by role).
 
 Code names and questions speak differently: `parseConfigHTTPServer_v2` is five words to a person,
 and "how are configs parsed" should meet `parse_config`. These helpers bring both to one form:
@@ -177,3 +178,130 @@ def _strip(word: str, suffixes: tuple[tuple[str, str, int], ...]) -> str:
             base = base[:-1]
         return base + replacement
     return word
+
+
+# --- word lists -------------------------------------------------------------------------------
+# One place for every list of words or kinds, so that the classifier, the retrievers and the
+# ranking read the same vocabulary. Lists that differ do so on purpose: each says whom it serves.
+
+#: Declaration keyword -> the symbol kind it declares (None: no kind filter); the classifier
+#: reads "def parse", "class Session", "impl Read" with it.
+DECLARATION_KEYWORDS: dict[str, str | None] = {
+    "def": "function",
+    "defn": "function",
+    "func": "function",
+    "fn": "function",
+    "fun": "function",
+    "function": "function",
+    "proc": "function",
+    "method": "method",
+    "class": "class",
+    "interface": "interface",
+    "struct": "struct",
+    "enum": "enum",
+    "trait": "trait",
+    "type": "type",
+    "typedef": "type",
+    "impl": None,
+    "module": "module",
+    "mod": "module",
+    "package": "module",
+    "namespace": "module",
+    "import": "module",
+    "const": "constant",
+    "var": "variable",
+    "let": "variable",
+    "val": "variable",
+    "macro": "macro",
+    "macro_rules!": "macro",
+}
+
+#: A kind word next to a name in a sentence ("the Session class", "function parse_config") ->
+#: symbol kind, for the classifier.
+KIND_WORDS: dict[str, str] = {
+    "function": "function",
+    "func": "function",
+    "method": "method",
+    "class": "class",
+    "interface": "interface",
+    "struct": "struct",
+    "enum": "enum",
+    "trait": "trait",
+    "type": "type",
+    "constant": "constant",
+    "const": "constant",
+    "variable": "variable",
+    "macro": "macro",
+    "module": "module",
+    "package": "module",
+}
+
+#: Words a kind may be written as -> the kind asked for: the structural retriever's reading of
+#: the classifier's kind and of a leading keyword ("class X", "property x").
+KIND_KEYWORDS = {
+    "def": "function", "defn": "function", "func": "function", "fn": "function", "fun": "function",
+    "function": "function", "sub": "function", "proc": "function", "method": "method",
+    "class": "class", "struct": "struct", "interface": "interface", "protocol": "interface",
+    "trait": "trait", "enum": "enum", "type": "type", "typedef": "type",
+    "module": "module", "mod": "module", "package": "module", "namespace": "module",
+    "const": "constant", "constant": "constant", "var": "variable", "let": "variable", "val": "variable",
+    "variable": "variable", "macro": "macro", "field": "field", "property": "field",
+}  # fmt: skip
+
+#: The kinds a kind keyword admits. Python protocols and abstract bases are classes; a Go
+#: `type X struct` is a struct; so each family is broader than its keyword.
+KIND_FAMILIES = {
+    "function": frozenset({"function", "method", "macro"}),
+    "method": frozenset({"method", "function"}),
+    "macro": frozenset({"macro", "function"}),
+    "class": frozenset({"class", "struct", "interface", "trait", "enum", "type"}),
+    "struct": frozenset({"struct", "class", "type"}),
+    "interface": frozenset({"interface", "trait", "class", "type"}),
+    "trait": frozenset({"trait", "interface", "class", "type"}),
+    "enum": frozenset({"enum", "class", "type"}),
+    "type": frozenset({"type", "class", "struct", "interface", "enum", "trait"}),
+    "module": frozenset({"module"}),
+    "constant": frozenset({"constant", "variable"}),
+    "variable": frozenset({"variable", "constant", "field"}),
+    "field": frozenset({"field", "variable", "constant"}),
+}
+
+#: With no kind asked for, these rank below other kinds among equal matches.
+MINOR_KINDS = frozenset({"variable", "field"})
+
+#: Symbol kinds that are types: what a base class or an implemented interface resolves to.
+TYPE_KINDS = frozenset({"class", "interface", "struct", "trait", "type", "enum"})
+#: Kinds preferred over callables of the same name: types and modules.
+NAMESPACE_KINDS = TYPE_KINDS | {"module"}
+
+#: Kinds whose definitions never answer "where is X defined" over a type or function.
+VALUE_KINDS = frozenset({"field", "variable", "constant"})
+
+#: Kinds that declare a contract for others to implement.
+CONTRACT_KINDS = frozenset({"interface", "trait"})
+
+#: Definitions with bodies of their own (a method may be an interface's declaration).
+BODY_KINDS = frozenset({"class", "struct", "function"})
+
+#: Words of a question never searched for as literals: too common in questions to say anything
+#: about code (the text retriever's list; "file" and "code" count here, not in `STOPWORDS`).
+LITERAL_STOPWORDS = frozenset(
+    """a an and are as at be by can code codebase do does file files find for from get
+    how i in is it its me of on or show that the this to use used uses using was what when
+    where which who why with work works""".split()
+)
+
+#: Question words that describe the search rather than the code, left out of the structural
+#: retriever's word matching on top of `STOPWORDS`.
+NOISE_WORDS = frozenset(
+    """define defined defines definition definitions declare declared declares declaration
+    declarations locate located location find show code work works implemented""".split()
+)
+
+#: Words of language syntax in signatures: they say nothing about what the code does.
+SIGNATURE_KEYWORDS = frozenset(
+    """def class func function fn fun pub public private protected internal static final abstract
+    async await export default const let var val void return returns self this cls extends
+    implements impl struct interface type enum trait where mut ref override virtual inline
+    extern unsafe new in out of""".split()
+)
