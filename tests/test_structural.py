@@ -9,10 +9,8 @@ import time
 import pytest
 
 from maguyva import Index
-from maguyva.query.classify import Classification, classify
-from maguyva.query.retrievers.base import Query
 from maguyva.index.roles import is_test_path
-from maguyva.query.retrievers.structural import StructuralRetriever, symbol_table
+from maguyva.index.symbols import symbol_table
 from maguyva.lexicon import (
     identifiers,
     looks_like_code,
@@ -22,6 +20,9 @@ from maguyva.lexicon import (
     stem,
     words,
 )
+from maguyva.query.classify import Classification, classify
+from maguyva.query.retrievers.base import Query
+from maguyva.query.retrievers.structural import StructuralRetriever
 
 FILES = {
     "src/session.py": '''\

@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from maguyva import Index
 from maguyva.cli import main as cli_main
 from maguyva.corpus import Corpus
+from maguyva.index.symbols import symbol_table
 from maguyva.mcp_server import TOOLS, ToolFailure, call_tool
 from maguyva.query import classify as classify_module
 from maguyva.query import rerank
 from maguyva.query.classify import Classification, classify
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, PRESETS, RULES_BY_NAME
-from maguyva.query.retrievers.structural import symbol_table
 from maguyva.query.search import QueryTooLongError
 
 #: A small invented project: a bakery's oven schedule, order queue, shop front and ledger.

@@ -67,6 +67,7 @@ import numpy as np
 
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
+from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import (
     NAMESPACE_KINDS,
     STOPWORDS,
@@ -75,7 +76,6 @@ from maguyva.lexicon import (
     stem,
 )
 from maguyva.query.classify import Classification
-from maguyva.query.retrievers.structural import SymbolTable, symbol_table
 
 #: Score multiplier of tests, examples, compatibility code and non-code files.
 SECONDARY_CODE = 0.3
@@ -416,12 +416,6 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
     if classification.rule in _NAME_RULES and subject:
         return [_QUALIFIERS.split(subject)[-1]], DEFINITION_BONUS_NAME
     return _CAMEL_IN_SENTENCE.findall(query), DEFINITION_BONUS_IN_SENTENCE
-
-
-def defined_as(table: SymbolTable, name: str) -> list[int]:
-    """The symbols named `name`, or `$name`: JavaScript and PHP code marks core or internal
-    definitions with a `$` that questions leave out ("ZodType" for `$ZodType`)."""
-    return [*table.by_name.get(name, ()), *table.by_name.get("$" + name, ())]
 
 
 class ImportSources:

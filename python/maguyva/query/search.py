@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
 # Imported here, once, not by numpy on a search's first np.unique: numpy.ma's import parses
 # Python (inspect.signature), and CPython 3.11's AST builder shares its recursion depth between
 # threads, so that import in one search thread beside any parsing in another can fail with

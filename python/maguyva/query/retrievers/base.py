@@ -8,11 +8,6 @@ from typing import Protocol
 from maguyva.index.reader import IndexReader
 from maguyva.query.classify import Classification
 
-# BM25's usual constants, for every retriever that scores words: k1 sets how fast repeated
-# matches saturate, b how much a longer text's matches count less.
-BM25_K1 = 1.2
-BM25_B = 0.75
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:

@@ -1,21 +1,9 @@
 """The structural modality: definitions found by name in the symbol table.
 
 Only definitions are returned (a function, class, type, constant... as the parser recorded it),
-each as the chunk that holds the first line of its definition. A symbol matches in one of four
-tiers, and every match of a higher tier ranks above every match of a lower one:
-
-1. exact: the name, or the qualified name, as written. A qualified question ("Session.request",
-   "Foo::bar", "Foo#bar", "pkg.Func") matches a qualified name or its tail; a qualifier that is
-   not part of the qualified name may instead name the symbol's folder or file (Go packages,
-   Python modules).
-2. case-insensitive: the same, ignoring case; also the bare name of a qualified question whose
-   qualifier matched nothing.
-3. words: every word of the subject is a word of the name (`parse config`, `parse_config`,
-   `ParseConfig` all find `parseConfig` and `parse_config_file`), after stemming. Within the
-   tier, names with fewer other words rank first.
-4. question words: the query's words against the words of names (strong), of qualifiers,
-   signatures, docstrings and file names (weaker), ranked BM25-style over symbols. A word that is a
-   prefix of a name's word, or the other way round (`auth` / `authentication`), counts half.
+each as the chunk that holds the first line of its definition. A symbol matches in one of the
+symbol table's four tiers (`maguyva.index.symbols`: exact, case-insensitive, name words, question
+words), and every match of a higher tier ranks above every match of a lower one.
 
 What the query is about (its subject) comes from the classifier when it extracted one; otherwise
 identifier-like tokens of the text (camelCase, snake_case, qualified, ALL_CAPS, a capitalised
@@ -31,36 +19,28 @@ symbol (in-degree, then centrality), then the shorter qualified name, then file 
 
 A candidate's score is its tier's base (3, 2, 1, 0 for tiers 1 to 4) plus a fraction below 1 for
 how well it matches within the tier, kept non-increasing down the list.
-
-The symbol table is read once per opened index, on first use, into dictionaries keyed by name,
-lowercased name, qualified name and name word; the word index for tier 4 is built on the first
-question that needs it.
 """
 
 from __future__ import annotations
 
-import bisect
-import gc
 import heapq
 import math
-import re
-import threading
-import weakref
-from collections import defaultdict
-from collections.abc import Container, Iterator
-from contextlib import contextmanager
-from itertools import chain
+from collections.abc import Container
 
-import numpy as np
-
-from maguyva.index.reader import IndexReader, per_reader
-from maguyva.index.roles import is_test_path, path_demotion
+from maguyva.index.reader import IndexReader
+from maguyva.index.symbols import (
+    CASELESS,
+    EXACT,
+    NAME_WORDS,
+    QUESTION_WORDS,
+    SymbolTable,
+    kind_preference,
+    symbol_table,
+)
 from maguyva.lexicon import (
     KIND_FAMILIES,
     KIND_KEYWORDS,
-    MINOR_KINDS,
     NOISE_WORDS,
-    SIGNATURE_KEYWORDS,
     STOPWORDS,
     identifiers,
     looks_like_code,
@@ -69,9 +49,8 @@ from maguyva.lexicon import (
     stem,
     words,
 )
-from maguyva.query.retrievers.base import BM25_B, BM25_K1, Candidate, Query
+from maguyva.query.retrievers.base import Candidate, Query
 
-EXACT, CASELESS, NAME_WORDS, QUESTION_WORDS = 1, 2, 3, 4
 _TIER_BASE = {EXACT: 3.0, CASELESS: 2.0, NAME_WORDS: 1.0, QUESTION_WORDS: 0.0}
 #: The largest within-tier fraction, so that a tier's best stays below the next tier's base.
 _FRACTION = 0.999
@@ -80,24 +59,6 @@ _FRACTION = 0.999
 #: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
 MAX_NAMES = 32
 MAX_QUESTION_WORDS = 48
-
-
-# Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
-_W_NAME = 3.0
-_W_QUALIFIER = 1.0
-_W_SIGNATURE = 0.75
-_W_DOCSTRING = 1.0
-_W_PATH = 0.4
-#: A query word that is a prefix of an indexed word, or has one as its prefix, counts this much.
-_W_PREFIX = 0.5
-_MIN_PREFIX = 4
-_MAX_EXPANSIONS = 24
-#: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
-_SECONDARY_FACTOR = 0.75
-
-def _path_rank(path: str) -> int:
-    """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""
-    return 2 if path_demotion(path) < 1 else 1 if is_test_path(path) else 0
 
 
 class StructuralRetriever:
@@ -200,14 +161,6 @@ def _stems(name: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in split_identifier(name)))
 
 
-def _kind_preference(kind: str | None, family: frozenset[str] | None, symbol_kind: str) -> int:
-    """2 for the kind asked for, 1 for its family, 0 otherwise; with no kind asked for, 2 for
-    types and callables and 1 for variables and fields."""
-    if family is None:
-        return 1 if symbol_kind in MINOR_KINDS else 2
-    return 2 if symbol_kind == kind else (1 if symbol_kind in family else 0)
-
-
 def _rank(
     table: SymbolTable, matches: dict[int, tuple[int, float]], kind: str | None, strict: bool, limit: int
 ) -> list[Candidate]:
@@ -220,7 +173,7 @@ def _rank(
     kinds = table.kind
     if family is not None and strict:
         symbols = [s for s in symbols if kinds[s] in family] or symbols
-    preference = {k: _kind_preference(kind, family, k) for k in {kinds[s] for s in symbols}}
+    preference = {k: kind_preference(kind, family, k) for k in {kinds[s] for s in symbols}}
     tie_break = table.tie_break
 
     def key(s: int) -> tuple:
@@ -256,464 +209,3 @@ def _rank(
     return take(sorted(symbols, key=key))
 
 
-def _add(matches: dict[int, tuple[int, float]], symbol: int, tier: int, quality: float) -> None:
-    """Record a match, keeping a symbol's best (lowest tier, then highest quality)."""
-    best = matches.get(symbol)
-    if best is None or tier < best[0] or (tier == best[0] and quality > best[1]):
-        matches[symbol] = (tier, quality)
-
-
-class SymbolTable:
-    """Every definition of one index, held in memory with lookups by name."""
-
-    def __init__(self, reader: IndexReader):
-        rows = reader.sql(
-            "SELECT file_id, name, kind, qualified_name, start_line, in_degree, centrality FROM symbols ORDER BY id"
-        )
-        self.count = n = len(rows)
-        self._reader = weakref.ref(reader)
-        self._paths = [f.path for f in reader.files]
-        self._path_parts: dict[int, frozenset[str]] = {}
-        self._words: WordIndex | None = None
-        self._lock = threading.Lock()
-        columns = list(zip(*rows)) if rows else [()] * 7
-        self.file_id: list[int] = list(columns[0])
-        self.name: list[str] = list(columns[1])
-        self.kind: list[str] = list(columns[2])
-        self.qualified_name: list[str] = list(columns[3])
-        self.start_line: list[int] = list(columns[4])
-        self.in_degree: list[int] = [d or 0 for d in columns[5]]
-        self.centrality: list[float] = [c or 0.0 for c in columns[6]]
-        self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
-
-        file_rank = {f: _path_rank(self._paths[f]) for f in set(self.file_id)}
-        self.path_rank: list[int] = [file_rank[f] for f in self.file_id]
-        #: Position of each symbol in the order that breaks ties between equal matches (after the
-        #: kind): code before tests and vendored files, more depended-on first, shorter qualified
-        #: names first, then by file path and line.
-        order = np.lexsort(
-            (
-                np.asarray(self.start_line, dtype=np.int64),
-                np.asarray(self.file_id, dtype=np.int64),
-                np.fromiter(map(len, self.qualified_name), dtype=np.int64, count=n),
-                -np.asarray(self.centrality, dtype=np.float64),
-                -np.asarray(self.in_degree, dtype=np.int64),
-                np.asarray(self.path_rank, dtype=np.int64),
-            )
-        )
-        tie_break = np.empty(n, dtype=np.int64)
-        tie_break[order] = np.arange(n)
-        self.tie_break: list[int] = tie_break.tolist()
-        self.tie_break_array = tie_break
-        kind_names = sorted(set(self.kind))
-        self.kind_codes = {k: c for c, k in enumerate(kind_names)}
-        self.kind_code = np.array([self.kind_codes[k] for k in self.kind], dtype=np.int64)
-
-        by_name: defaultdict[str, list[int]] = defaultdict(list)
-        by_lower: defaultdict[str, list[int]] = defaultdict(list)
-        by_qualified: defaultdict[str, list[int]] = defaultdict(list)
-        by_lower_qualified: defaultdict[str, list[int]] = defaultdict(list)
-        by_tail: defaultdict[str, list[int]] = defaultdict(list)
-        for i, name in enumerate(self.name):
-            by_name[name].append(i)
-        for name, ids in by_name.items():
-            by_lower[name.lower()].extend(ids)
-        for i, qualified in enumerate(self.qualified_name):
-            if "." in qualified:
-                by_qualified[qualified].append(i)
-        for qualified, ids in by_qualified.items():
-            lower = qualified.lower()
-            by_lower_qualified[lower].extend(ids)
-            parts = lower.split(".")
-            for start in range(1, len(parts) - 1):
-                by_tail[".".join(parts[start:])].extend(ids)
-        self.by_name = dict(by_name)
-        self.by_lower = dict(by_lower)
-        self.by_qualified = dict(by_qualified)
-        self.by_lower_qualified = dict(by_lower_qualified)
-        self.by_tail = dict(by_tail)
-
-        # Words of names (tier 3), split once per distinct name.
-        self.vocabulary = _Vocabulary()
-        distinct = list(by_name)
-        width = max(len(distinct), 1)
-        word_ids, position = self.vocabulary.pairs(distinct, frozenset())
-        keys = _distinct(word_ids * width + position)  # a word repeated in a name counts once
-        word_ids, position = keys // width, keys % width
-        index = {name: p for p, name in enumerate(distinct)}
-        name_of = np.fromiter(map(index.__getitem__, self.name), dtype=np.int64, count=n)
-        #: How many distinct words each symbol's name has.
-        self.name_word_count = np.bincount(position, minlength=len(distinct))[name_of]
-        #: word id * max(count, 1) + symbol, for every word of every symbol's name, ascending.
-        self.name_pairs = _expand(word_ids, position, _csr(name_of, len(distinct)), max(n, 1))
-        #: word -> the symbols whose name has it, ascending.
-        self.by_word: dict[str, np.ndarray] = _split_by_word(self.name_pairs, max(n, 1), self.vocabulary.words)
-
-    # -- tiers 1 and 2 -------------------------------------------------------------------------
-
-    def match_name(self, subject: str, matches: dict[int, tuple[int, float]]) -> None:
-        """Add the symbols named or qualified `subject` (dotted) to `matches`."""
-        parts = subject.split(".")
-        last = parts[-1]
-        lower = subject.lower()
-        qualified_name = self.qualified_name
-        if len(parts) == 1:
-            for i in self.by_name.get(subject, ()):
-                _add(matches, i, EXACT, 1.0 if qualified_name[i] == subject else 0.95)
-            for i in self.by_lower.get(lower, ()):
-                _add(matches, i, CASELESS, 1.0 if qualified_name[i].lower() == lower else 0.95)
-            return
-        for i in self.by_qualified.get(subject, ()):
-            _add(matches, i, EXACT, 1.0)
-        for i in self.by_lower_qualified.get(lower, ()):
-            _add(matches, i, CASELESS, 0.95)
-        for i in self.by_tail.get(lower, ()):
-            if qualified_name[i].endswith("." + subject):
-                _add(matches, i, EXACT, 0.9)
-            else:
-                _add(matches, i, CASELESS, 0.9)
-        qualifier = [p.lower() for p in parts[:-1]]
-        for i in self.by_name.get(last, ()):
-            if self._qualifier_fits(i, qualifier):
-                _add(matches, i, EXACT, 0.8)
-            else:
-                _add(matches, i, CASELESS, 0.5)
-        for i in self.by_lower.get(last.lower(), ()):
-            _add(matches, i, CASELESS, 0.45 if self._qualifier_fits(i, qualifier) else 0.4)
-
-    def _qualifier_fits(self, symbol: int, qualifier: list[str]) -> bool:
-        """Whether `qualifier` (lowercase parts) ends with the symbol's enclosing symbols and the
-        rest names its folders or file: "requests.get" fits a top-level `get` in requests/api.py,
-        not `RequestsCookieJar.get` there; "server.Server.Run" fits `Server.Run` in server/."""
-        enclosing = self.qualified_name[symbol].lower().split(".")[:-1]
-        if len(enclosing) > len(qualifier) or (enclosing and qualifier[-len(enclosing) :] != enclosing):
-            return False
-        rest = qualifier[: len(qualifier) - len(enclosing)]
-        if not rest:
-            return True
-        file_id = self.file_id[symbol]
-        places = self._path_parts.get(file_id)
-        if places is None:
-            *folders, name = self._paths[file_id].lower().split("/")
-            places = self._path_parts[file_id] = frozenset([*folders, name.split(".", 1)[0], name.rsplit(".", 1)[0]])
-        return all(q in places for q in rest)
-
-    # -- tier 3 --------------------------------------------------------------------------------
-
-    def match_words(self, group: list[str], kind: str | None, matches: dict[int, tuple[int, float]], top: int) -> None:
-        """Add the symbols whose name has every (stemmed) word of `group`: the best `top` of them
-        (and the best `top` of the kind's family)."""
-        group = list(dict.fromkeys(group))
-        postings = [self.by_word.get(w) for w in group]
-        if not postings or any(p is None for p in postings):
-            return
-        postings.sort(key=len)
-        found = postings[0]
-        if len(postings) > 1:
-            # Intersect by marking (sorting is the slow way here); postings are ascending.
-            count = np.zeros(self.count, dtype=np.int32)
-            for p in postings:
-                count[p] += 1
-            found = found[count[found] == len(postings)]
-            if not len(found):
-                return
-        quality = len(group) / np.maximum(self.name_word_count[found], len(group))
-        if len(found) > top:
-            family = KIND_FAMILIES[kind] if kind is not None else None
-            by_code = np.array([_kind_preference(kind, family, k) for k in self.kind_codes], dtype=np.int64)
-            preference = by_code[self.kind_code[found]]
-            order = np.lexsort((self.tie_break_array[found], -preference, -quality))
-            keep = order[:top]
-            if family is not None:
-                in_family = np.flatnonzero(preference[order] > 0)[:top]
-                keep = np.union1d(keep, order[in_family])
-            found, quality = found[keep], quality[keep]
-        for i, q in zip(found.tolist(), quality.tolist()):
-            _add(matches, i, NAME_WORDS, q)
-
-    # -- tier 4 --------------------------------------------------------------------------------
-
-    def words(self) -> WordIndex:
-        """The word index over names, qualifiers, signatures, docstrings and paths."""
-        if self._words is None:
-            with self._lock:
-                if self._words is None:
-                    reader = self._reader()
-                    if reader is None:
-                        raise RuntimeError("the index this symbol table belongs to was closed")
-                    with _gc_paused():
-                        self._words = WordIndex(reader, self)
-        return self._words
-
-
-class WordIndex:
-    """An inverted index from stemmed words to the symbols whose text holds them, each posting
-    weighted by where the word occurs (name, qualifier, signature, docstring, path) and by the
-    word's rarity (idf)."""
-
-    def __init__(self, reader: IndexReader, table: SymbolTable):
-        n = max(table.count, 1)
-        vocabulary = table.vocabulary
-        rows = reader.sql("SELECT signature, docstring FROM symbols ORDER BY id")
-        signatures = [r[0] or "" for r in rows]
-        docstrings = [r[1] or "" for r in rows]
-
-        # Presence in a name, a qualifier or a path counts once; names are already pairs.
-        name_keys = table.name_pairs
-        enclosing = [q.rpartition(".")[0] for q in table.qualified_name]
-        word_ids, symbol = vocabulary.pairs(enclosing, STOPWORDS)
-        qualifier_keys = _distinct(word_ids * n + symbol)
-        # Of a path, only the file's name: folder names ("src", "tests", "packages") are shared by
-        # so many symbols that they would cost more than they tell.
-        file_names = [p.rsplit("/", 1)[-1].split(".", 1)[0] for p in table._paths]
-        word_ids, file_of = vocabulary.pairs(file_names, STOPWORDS)
-        file_keys = _distinct(word_ids * max(len(table._paths), 1) + file_of)
-        symbols_of_file = _csr(np.asarray(table.file_id, dtype=np.int64), len(table._paths))
-        path_keys = _expand(
-            file_keys // max(len(table._paths), 1), file_keys % max(len(table._paths), 1), symbols_of_file, n
-        )
-        parts_keys = [name_keys, qualifier_keys, path_keys]
-        parts_values = [
-            np.full(len(name_keys), _W_NAME),
-            np.full(len(qualifier_keys), _W_QUALIFIER),
-            np.full(len(path_keys), _W_PATH),
-        ]
-        # Signatures and docstrings: BM25 term frequency with length normalisation.
-        for texts, drop, weight, exclude in (
-            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, _W_SIGNATURE, name_keys),  # its own name is no news
-            (docstrings, STOPWORDS, _W_DOCSTRING, None),
-        ):
-            word_ids, symbol = vocabulary.pairs(texts, drop)
-            if not len(word_ids):
-                continue
-            keys, tf = np.unique(word_ids * n + symbol, return_counts=True)
-            if exclude is not None:
-                keep = ~np.isin(keys, exclude, assume_unique=True)
-                keys, tf = keys[keep], tf[keep]
-            lengths = np.bincount(symbol, minlength=n).astype(np.float64)
-            average = max(1.0, float(lengths.sum()) / n)
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[keys % n] / average)
-            parts_keys.append(keys)
-            parts_values.append(weight * tf * (BM25_K1 + 1) / (tf + norm))
-
-        keys, inverse = np.unique(np.concatenate(parts_keys), return_inverse=True)
-        values = np.bincount(inverse, weights=np.concatenate(parts_values), minlength=len(keys))
-        word_of = keys // n
-        size = len(vocabulary.words)
-        df = np.bincount(word_of, minlength=size).astype(np.float64)
-        idf = np.log1p((table.count - df + 0.5) / (df + 0.5))
-        #: Postings of word id w: symbols[offsets[w]:offsets[w + 1]], with their values (idf included).
-        self.symbols = keys % n
-        self.values = values * idf[word_of]
-        self.offsets = np.searchsorted(word_of, np.arange(size + 1))
-        self.idf = idf
-        self.ids = dict(vocabulary.ids)
-        #: Words of names, sorted, for prefix expansion.
-        self.name_vocabulary = sorted(table.by_word)
-        self._name_set = frozenset(table.by_word)
-        #: No prefix of a question word longer than this is a name word.
-        self._longest_name = max(map(len, self._name_set), default=0)
-        self.count = table.count
-        self.kind_codes = table.kind_codes
-        self.kind_code = table.kind_code
-        self.secondary = np.asarray(table.path_rank, dtype=np.int64) != 0
-
-    def posting(self, word: str) -> tuple[np.ndarray, np.ndarray, float] | None:
-        """(symbols, values, idf) of a word, or None when no symbol has it."""
-        w = self.ids.get(word)
-        if w is None or w + 1 >= len(self.offsets):
-            return None
-        start, end = self.offsets[w], self.offsets[w + 1]
-        if start == end:
-            return None
-        return self.symbols[start:end], self.values[start:end], float(self.idf[w])
-
-    def expansions(self, word: str) -> list[str]:
-        """Name words that `word` is a prefix of, or that are prefixes of it (at least
-        _MIN_PREFIX letters), at most _MAX_EXPANSIONS, shortest first. Linear in the length of
-        `word`: its prefixes are looked up only as long as the longest name word."""
-        if len(word) < _MIN_PREFIX:
-            return []
-        longest = min(len(word), self._longest_name + 1)
-        found = [word[:k] for k in range(_MIN_PREFIX, longest) if word[:k] in self._name_set]
-        start = bisect.bisect_right(self.name_vocabulary, word)
-        longer: list[str] = []
-        for candidate in self.name_vocabulary[start:]:
-            if not candidate.startswith(word):
-                break
-            longer.append(candidate)
-        longer.sort(key=len)
-        return (found + longer)[:_MAX_EXPANSIONS]
-
-    def score(self, question: list[str], family: frozenset[str] | None, top: int) -> list[tuple[int, float]]:
-        """The best `top` symbols for the question words, with relevance scaled to (0, 1]; only
-        symbols of the kinds in `family` when there are any."""
-        # Work stays proportional to the postings read: symbols reached are collected as they
-        # are first seen instead of by scanning (or sorting) arrays of every symbol.
-        total = np.zeros(self.count, dtype=np.float64)
-        covered = np.zeros(self.count, dtype=np.float64)
-        seen = np.zeros(self.count, dtype=bool)
-        reached: list[np.ndarray] = []
-        mass = 0.0
-        for word in question:
-            exact = self.posting(word)
-            expanded = [p for p in map(self.posting, self.expansions(word)) if p is not None]
-            if exact is None and not expanded:
-                continue
-            weight = exact[2] if exact is not None else max(p[2] for p in expanded)
-            if not expanded:
-                ids, values = exact[0], exact[1]
-            else:
-                # A symbol with several forms of the word counts its best one.
-                term = np.zeros(self.count, dtype=np.float64)
-                in_term = np.zeros(self.count, dtype=bool)
-                parts = []
-                forms = ([(exact[0], exact[1])] if exact is not None else []) + [
-                    (p[0], p[1] * _W_PREFIX) for p in expanded
-                ]
-                for form_ids, form_values in forms:
-                    term[form_ids] = np.maximum(term[form_ids], form_values)
-                    new = form_ids[~in_term[form_ids]]
-                    in_term[new] = True
-                    parts.append(new)
-                ids = np.concatenate(parts)
-                values = term[ids]
-            total[ids] += values
-            covered[ids] += weight
-            mass += weight
-            new = ids[~seen[ids]]
-            seen[new] = True
-            reached.append(new)
-        if mass == 0.0:
-            return []
-        hits = np.concatenate(reached)
-        # Symbols matching more of the question's (idf-weighted) words rank higher.
-        scores = total[hits] * (0.5 + 0.5 * covered[hits] / mass)
-        scores[self.secondary[hits]] *= _SECONDARY_FACTOR
-        if family is not None:
-            codes = [self.kind_codes[k] for k in family if k in self.kind_codes]
-            allowed = np.isin(self.kind_code[hits], codes)
-            if allowed.any():
-                hits, scores = hits[allowed], scores[allowed]
-        if len(hits) > top:
-            best = np.argpartition(-scores, top - 1)[:top]
-            hits, scores = hits[best], scores[best]
-        scores = scores / scores.max()
-        return list(zip(hits.tolist(), scores.tolist()))
-
-
-class _Vocabulary:
-    """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
-    arrays. The words of each distinct token are worked out once."""
-
-    _TOKEN = re.compile(r"[\w$]+|\x00")
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.words: list[str] = []
-        #: token -> its (word, stem) pairs.
-        self._parts: dict[str, tuple[tuple[str, str], ...]] = {}
-
-    def pairs(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(word ids, text positions) of every word of every text, in order, without the tokens
-        and words in `drop`."""
-        if not texts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        joined = "\x00".join(texts)
-        if joined.count("\x00") != len(texts) - 1:
-            joined = "\x00".join(t.replace("\x00", " ") for t in texts)
-        tokens = self._TOKEN.findall(joined)
-        distinct = list(dict.fromkeys(tokens))
-        position = {t: p for p, t in enumerate(distinct)}
-        word_lists = [self._word_ids(t, drop) for t in distinct]
-        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
-        flat = np.fromiter(chain.from_iterable(word_lists), dtype=np.int64, count=int(lengths.sum()))
-        token_ids = np.fromiter(map(position.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        separator = position.get("\x00", -1)
-        text_of_token = np.cumsum(token_ids == separator)
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        return _gather(flat, starts[token_ids], lengths[token_ids]), np.repeat(text_of_token, lengths[token_ids])
-
-    def _word_ids(self, token: str, drop: frozenset[str]) -> tuple[int, ...]:
-        if token == "\x00" or token.lower() in drop:
-            return ()
-        parts = self._parts.get(token)
-        if parts is None:
-            parts = self._parts[token] = tuple((part, stem(part)) for part in split_identifier(token))
-        ids = self.ids
-        out = []
-        for part, word in parts:
-            if part in drop or word in drop:
-                continue
-            i = ids.get(word)
-            if i is None:
-                i = ids[word] = len(self.words)
-                self.words.append(word)
-            out.append(i)
-        return tuple(out)
-
-
-def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """flat[starts[0]:starts[0]+lengths[0]], then the next range... concatenated."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    return flat[np.repeat(starts - offsets, lengths) + np.arange(total)]
-
-
-def _distinct(keys: np.ndarray) -> np.ndarray:
-    """The distinct values of `keys`, ascending (by sorting, which beats hashing here)."""
-    keys = np.sort(keys)
-    if len(keys) < 2:
-        return keys
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-
-
-def _csr(groups: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, members): members[offsets[g]:offsets[g + 1]] are the positions i (ascending)
-    with groups[i] == g."""
-    order = np.argsort(groups, kind="stable")
-    offsets = np.searchsorted(groups[order], np.arange(count + 1))
-    return offsets, order
-
-
-def _expand(word_ids: np.ndarray, owner: np.ndarray, members: tuple[np.ndarray, np.ndarray], n: int) -> np.ndarray:
-    """Sorted unique keys word * n + symbol for each (word, owner) pair and each symbol of the
-    owner (a name shared by several symbols, a file holding many)."""
-    offsets, order = members
-    counts = offsets[owner + 1] - offsets[owner]
-    symbols = _gather(order, offsets[owner], counts)
-    return _distinct(np.repeat(word_ids, counts) * n + symbols)
-
-
-def _split_by_word(keys: np.ndarray, n: int, words_by_id: list[str]) -> dict[str, np.ndarray]:
-    """Ascending keys word id * n + symbol as word -> ascending symbols."""
-    if not len(keys):
-        return {}
-    word_of = keys // n
-    bounds = np.flatnonzero(np.diff(word_of)) + 1
-    starts = np.concatenate(([0], bounds)).tolist()
-    ends = np.concatenate((bounds, [len(keys)])).tolist()
-    symbols = keys % n
-    return {words_by_id[w]: symbols[a:b] for w, a, b in zip(word_of[starts].tolist(), starts, ends)}
-
-
-@per_reader
-def symbol_table(reader: IndexReader) -> SymbolTable:
-    """The symbol table of `reader`'s index, read on first use and kept while the reader lives."""
-    with _gc_paused():
-        return SymbolTable(reader)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Garbage collection paused while a table is built: building allocates many small objects
-    that all stay alive, so collecting in the middle only costs time (about a quarter of it)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from maguyva.config import BM25_B, BM25_K1
 from maguyva.index.reader import IndexReader
+from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS
-from maguyva.query.rerank import defined_as
-from maguyva.query.retrievers.base import BM25_B, BM25_K1, Candidate, Query
-from maguyva.query.retrievers.structural import symbol_table
+from maguyva.query.retrievers.base import Candidate, Query
 
 #: Weight of an identifier's parts relative to the identifier itself.
 PART_WEIGHT = 0.5
