@@ -28,7 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from maguyva.errors import MaguyvaError
 
         try:
-            return args.run(args)
+            code: int = args.run(args)
+            return code
         except BrokenPipeError:
             # The reader went away (`maguyva search ... | head`): not an error worth reporting.
             import os

@@ -34,12 +34,11 @@ from maguyva import navigate
 from maguyva._core import rrf_fuse
 from maguyva.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError
-from maguyva.errors import NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError  # noqa: F401
+from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
 from maguyva.index.freshness import Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
-from maguyva.index.store import IndexStoreError
 from maguyva.query import route
 from maguyva.query.classify import classify
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS

@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maguyva import __version__, navigate
+from maguyva import navigate
+from maguyva._core import __version__
 from maguyva._core import CorruptIndexError
 from maguyva.corpus import Corpus, CorpusResponse
 from maguyva.errors import MaguyvaError, ToolInputError
@@ -247,7 +248,7 @@ def run_find_symbol(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
 
 def run_callers(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
     answer = corpus.callers(args["symbol"], depth=args["depth"], repo=args.get("repo"), limit=MAX_CALLERS)
-    found = [
+    found: list[dict[str, Any]] = [
         {"repo": repo, "path": d.path, "line": d.line, "caller": d.symbol, "kind": d.kind, "depth": d.depth,
          "calls": d.uses}
         for repo, d in answer.dependants

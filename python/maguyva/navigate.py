@@ -126,7 +126,7 @@ def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definit
     ]
 
 
-def definition_order(d: Definition) -> tuple:
+def definition_order(d: Definition) -> tuple[bool, bool, int, str, int]:
     vendored = path_demotion(d.path) < 1
     return (vendored, is_test_path(d.path), -d.dependants, d.path, d.start_line)
 
@@ -189,7 +189,7 @@ def _describe(reader: IndexReader, found: list[tuple[int, int, Edge]], limit: in
     def path_of(node: int) -> str:
         return reader.files[node if node < file_count else locations[node - file_count][0]].path
 
-    def order(item: tuple[int, int, Edge]) -> tuple:
+    def order(item: tuple[int, int, Edge]) -> tuple[int, bool, bool, str, int]:
         node, depth, edge = item
         path = path_of(node)
         return (depth, path_demotion(path) < 1, is_test_path(path), path, edge.line)

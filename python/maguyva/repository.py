@@ -28,6 +28,7 @@ from pathlib import Path
 
 from maguyva.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError, make_embedder
+from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import store
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
 from maguyva.index.freshness import Changes
@@ -202,9 +203,9 @@ class Repository:
             try:
                 self._install(self._open())
                 return None
-            except store.IndexNotFoundError:
+            except IndexNotFoundError:
                 pass
-            except store.IndexFormatError as err:
+            except IndexFormatError as err:
                 # Damaged, or of another format version: the build below replaces it (it
                 # checks what it could reuse and indexes the rest again).
                 if err.problem not in " ".join(warnings):
@@ -213,7 +214,7 @@ class Repository:
                 summary = self._build()
                 self._install(self._open())
                 return summary
-            except store.IndexLockedError:
+            except IndexLockedError:
                 # Another process is building the first index: it will publish one to open.
                 if time.monotonic() >= deadline:
                     raise
@@ -229,7 +230,7 @@ class Repository:
             try:
                 summary = self._build()
                 break
-            except store.IndexLockedError:
+            except IndexLockedError:
                 if time.monotonic() >= deadline:
                     return None, (
                         f"another process has been indexing {self.name} for over {self.lock_wait:g} s; "
@@ -237,7 +238,7 @@ class Repository:
                     )
                 time.sleep(delay)
                 delay = min(2 * delay, _LOCK_POLL_MAX)
-            except (store.IndexWriteError, EmbeddingError) as err:
+            except (IndexWriteError, EmbeddingError) as err:
                 # Disk full, a read-only index folder, an embedder that cannot answer: the index
                 # as it was still answers, and the next question tries again.
                 return None, f"could not re-index {self.name} ({_one_line(err)}); answered from the index as it was"
@@ -270,7 +271,7 @@ class Repository:
             return self._provider
         try:  # the metadata alone: opening the whole index only for this would be wasted
             pinned = store.PinnedGeneration.open(self.index_dir)
-        except store.IndexStoreError:
+        except IndexStoreError:
             return shared_embedder(self._provider)
         try:
             db = store.open_database(pinned.path)
@@ -280,7 +281,7 @@ class Repository:
                 db.close()
             provider = str(identity["provider"])
             dims = None if provider == "local" else int(identity["dims"])
-        except (store.IndexStoreError, KeyError, ValueError, TypeError, sqlite3.DatabaseError):
+        except (IndexStoreError, KeyError, ValueError, TypeError, sqlite3.DatabaseError):
             return shared_embedder(self._provider)
         finally:
             pinned.close()

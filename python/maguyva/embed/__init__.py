@@ -18,13 +18,13 @@ order), compared by Hamming distance:
 from maguyva.embed.base import (
     PROVIDERS,
     Embedder,
-    EmbeddingError,
     default_provider,
     embed_texts,
     make_embedder,
     text_key,
 )
-from maguyva.embed.cache import EmbeddingCache, EmbeddingCacheError, default_cache_path
+from maguyva.embed.cache import EmbeddingCache, default_cache_path
+from maguyva.errors import EmbeddingCacheError, EmbeddingError
 
 __all__ = [
     "PROVIDERS",

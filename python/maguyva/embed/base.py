@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from maguyva.embed.cache import EmbeddingCacheError
-from maguyva.errors import EmbeddingError, EmbeddingOptionError  # noqa: F401
+from maguyva.errors import EmbeddingCacheError, EmbeddingError, EmbeddingOptionError
 
 if TYPE_CHECKING:
     from maguyva.embed.cache import EmbeddingCache
@@ -141,7 +140,8 @@ def embed_texts(
         try:
             found = cache.get_many(embedder.provider, embedder.model, embedder.dims, keys)
         except EmbeddingCacheError as err:
-            cache = _without_cache(err, warn)
+            _without_cache(err, warn)
+            cache = None
     # Distinct missing texts, each with every position it occupies.
     pending: dict[bytes, list[int]] = {}
     done = 0
@@ -178,7 +178,8 @@ def embed_texts(
                     [(miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch)],
                 )
             except EmbeddingCacheError as err:
-                cache = _without_cache(err, warn)
+                _without_cache(err, warn)
+                cache = None
         for n, j in enumerate(batch):
             rows = pending[miss_keys[j]]
             out[rows] = codes[n]
@@ -193,6 +194,7 @@ def embed_texts(
 
 
 def _without_cache(err: EmbeddingCacheError, warn: Callable[[str], None] | None) -> None:
+    """Say that the cache failed and embedding goes on without it."""
     message = f"{err}; embedding without the cache"
     if warn is not None:
         warn(message)

@@ -26,13 +26,15 @@ from collections.abc import Sequence
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from maguyva._core import WordPieceTokenizer
-from maguyva.embed.base import Codes, EmbeddingError
+from maguyva.embed.base import Codes
+from maguyva.errors import EmbeddingError
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The model `LocalEmbedder()` loads; chosen by `benches/embedders.py` (see benches/README.md).
@@ -112,7 +114,7 @@ def _library_tokenizer(text: str) -> Tokenizer:
     return tokenizer
 
 
-def compiled_tokenizer(spec: dict[str, object]) -> tuple[WordPieceTokenizer, int] | None:
+def compiled_tokenizer(spec: dict[str, Any]) -> tuple[WordPieceTokenizer, int] | None:
     """The core's WordPiece tokenizer for a `tokenizer.json` it reproduces id for id (BERT's
     normalizer, pre-tokenizer and WordPiece model, added tokens matched as written), with the
     number of ids it can give; else None (the `tokenizers` library tokenizes). The core
@@ -157,7 +159,7 @@ def _checked_config(folder: Path) -> bytes:
     lines = sums.read_bytes().decode("ascii", "replace").split("\n")
     if lines[-1] == "":
         lines.pop()  # the final newline (only "\n" ends a line: no other control character passes)
-    recorded = dict(reversed(line.split("  ", 1)) for line in lines if "  " in line)
+    recorded = {name: digest for digest, name in (line.split("  ", 1) for line in lines if "  " in line)}
     if len(recorded) != len(lines) or recorded.get("config.json") != hashlib.sha256(config).hexdigest():
         raise EmbeddingError(
             f"{folder}: damaged local embedding model (config.json and {CHECKSUMS} disagree); reinstall maguyva"
@@ -220,8 +222,12 @@ class LocalEmbedder:
             compiled = compiled_tokenizer(json.loads(tokenizer_text))
             # The library's tokenizer is read only when the core cannot tokenize (or when asked
             # for, by training): parsing it costs a fifth of loading the model.
-            tokenizer = None if compiled is not None else _library_tokenizer(tokenizer_text)
-            vocab_size = compiled[1] if compiled is not None else tokenizer.get_vocab_size()
+            tokenizer: Tokenizer | None = None
+            if compiled is not None:
+                vocab_size = compiled[1]
+            else:
+                tokenizer = _library_tokenizer(tokenizer_text)
+                vocab_size = tokenizer.get_vocab_size()
             dims = int(config["dims"])
             name = str(config["name"])
             skip = np.asarray(config.get("skip_token_ids", []), dtype=np.int64).reshape(-1)
@@ -283,8 +289,8 @@ class LocalEmbedder:
         that contain the separator's text are tokenized on their own.
         """
         if self._compiled is not None:
-            ids, counts = self._compiled.token_ids(list(lines))
-            return ids.astype(np.int64), counts
+            compiled_ids, compiled_counts = self._compiled.token_ids(list(lines))
+            return compiled_ids.astype(np.int64), compiled_counts
         ids_parts: list[npt.NDArray[np.int64]] = []
         counts = np.zeros(len(lines), dtype=np.int64)
         sep = self._separator if self._line_wise else None
@@ -376,8 +382,8 @@ class LocalEmbedder:
             totals[start:stop] = np.add.reduceat(counts[order], first_lines)
         return out, totals
 
-    def embed_float(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Mean token vectors of `texts`, (len(texts), dims) float32; all zeros for a text with
+    def embed_float(self, texts: Sequence[str]) -> npt.NDArray[np.float64]:
+        """Mean token vectors of `texts`, (len(texts), dims) float64; all zeros for a text with
         no known token."""
         if isinstance(texts, str):
             raise TypeError("embed_float takes a sequence of texts, not one string")
@@ -398,7 +404,8 @@ class LocalEmbedder:
         (7 µs a question through the core's tokenizer). Without it, summed here in the same
         order, without the batch path's grouping and packing of lines (60 µs against 170)."""
         if self._compiled is not None:
-            return self.embed_documents([text])[0]
+            code: Codes = self.embed_documents([text])[0]
+            return code
         lines = text.split("\n") if self._line_wise else [text]
         encodings = self._tokenizer.encode_batch_fast(lines, add_special_tokens=False)
         sums = np.zeros((len(lines), self.dims), dtype=self._table.dtype)

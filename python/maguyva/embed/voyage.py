@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from maguyva.embed.base import Codes, EmbeddingError
-from maguyva.errors import EmbeddingOptionError
+from maguyva.embed.base import Codes
+from maguyva.errors import EmbeddingError, EmbeddingOptionError
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,7 @@ class VoyageEmbedder:
             )
         try:
             import voyageai
+            from voyageai.client import Client
         except ImportError as err:  # pragma: no cover - voyageai is the optional "voyage" extra
             raise EmbeddingError(
                 f'the voyage embedder needs the voyageai package: pip install "maguyva[voyage]" ({err})'
@@ -138,7 +139,7 @@ class VoyageEmbedder:
         self._key = _Secret(key)
         self._errors = voyageai.error
         # max_retries=0: the client makes exactly one attempt; retrying happens here.
-        self._client = voyageai.Client(
+        self._client = Client(
             api_key=key, max_retries=0, timeout=timeout, base_url=self.base_url
         )
 
@@ -176,7 +177,8 @@ class VoyageEmbedder:
 
     def embed_query(self, text: str) -> Codes:
         """Code of a query (`input_type="query"`)."""
-        return self._embed([text], "query")[0]
+        code: Codes = self._embed([text], "query")[0]
+        return code
 
     # -- requests -------------------------------------------------------------------------------
 

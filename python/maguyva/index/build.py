@@ -25,6 +25,7 @@ import numpy as np
 
 from maguyva._core import TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, make_embedder
+from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.model import Chunk, Reference, Symbol
@@ -152,7 +153,7 @@ def build_index(
         except BaseException as err:
             if generation is not None and _current_name(index_dir) != generation.name:
                 shutil.rmtree(generation, ignore_errors=True)
-            if isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, store.IndexStoreError):
+            if isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
                 raise store.write_error(index_dir, _as_os_error(err)) from err
             raise
         stages["write"] = time.perf_counter() - clock
@@ -179,7 +180,7 @@ def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
     """A walk option as the published index recorded it (JSON true/false), else `default`."""
     try:
         db = store.open_database(store.current_generation(index_dir))
-    except store.IndexStoreError:
+    except IndexStoreError:
         return default
     try:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -193,7 +194,7 @@ def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
 def _current_name(index_dir: Path) -> str | None:
     try:
         return store.read_current(index_dir)
-    except store.IndexStoreError:
+    except IndexStoreError:
         return None
 
 
@@ -307,15 +308,15 @@ def load_previous_records(
         if checked:
             store.verify(generation, (store.META, store.CODES))
         db = store.open_database(generation)
-    except store.IndexNotFoundError:
+    except IndexNotFoundError:
         return {}
-    except store.IndexStoreError as err:
+    except IndexStoreError as err:
         _say_damaged(warnings, err)
         return {}
     if not checked:
         try:
             store.verify(generation, (store.META, store.CODES))
-        except store.IndexStoreError as err:
+        except IndexStoreError as err:
             db.close()
             _say_damaged(warnings, err)
             return {}
@@ -350,9 +351,9 @@ def _stored_embedder_name(stored: str | None) -> str:
         return "an unknown embedder"
 
 
-def _say_damaged(warnings: list[str] | None, err: store.IndexStoreError) -> None:
+def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
     if warnings is not None:
-        problem = err.problem if isinstance(err, store.IndexFormatError) else str(err)
+        problem = err.problem if isinstance(err, IndexFormatError) else str(err)
         warnings.append(f"{problem}; every file indexed again")
 
 
@@ -453,7 +454,9 @@ def write_generation(
 def graph_inputs(
     records: list[FileRecord],
 ) -> tuple[list[graph.FileNode], list[graph.SymbolNode], list[graph.ReferenceRow]]:
-    files, symbols, references = [], [], []
+    files: list[graph.FileNode] = []
+    symbols: list[graph.SymbolNode] = []
+    references: list[graph.ReferenceRow] = []
     for file_id, record in enumerate(records):
         files.append(graph.FileNode(file_id, record.path))
         for s in record.symbols:

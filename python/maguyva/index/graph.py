@@ -87,11 +87,11 @@ def resolve_edges(
     for ref in references:
         if ref.kind not in ("call", "inherit"):
             continue
-        target = resolver.definition(ref, imports[ref.file_id], imported_names[ref.file_id])
-        if target is None:
+        defined = resolver.definition(ref, imports[ref.file_id], imported_names[ref.file_id])
+        if defined is None:
             continue
         src = resolver.node_of_enclosing(ref.file_id, ref.enclosing)
-        dst = resolver.symbol_node(target)
+        dst = resolver.symbol_node(defined)
         if src != dst:
             edges.setdefault((src, dst, ref.kind), ref.line)
     return [Edge(src, dst, kind, line) for (src, dst, kind), line in sorted(edges.items())]
@@ -280,7 +280,7 @@ class DependencyGraph:
         each with the shortest path of edges from it to `node`."""
         seen = {node}
         found: list[Step] = []
-        frontier = deque([(node, 0, ())])
+        frontier: deque[tuple[int, int, tuple[Edge, ...]]] = deque([(node, 0, ())])
         while frontier:
             current, d, path = frontier.popleft()
             if d == depth:

@@ -160,7 +160,7 @@ def _compile(spec: LanguageSpec) -> _Compiled:
     query = Query(grammar, source)
     patterns = tuple(
         _pattern_role(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
-        for i in range(query.pattern_count)  # type: ignore[call-overload]  # a property at run time
+        for i in range(query.pattern_count)
     )
     return _Compiled(spec, query, patterns)
 

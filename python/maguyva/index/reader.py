@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial, wraps
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from maguyva._core import CorruptIndexError, TrigramIndex
+from maguyva.errors import IndexStoreError
 from maguyva.index import graph, roles, store
 
 #: Results ending within this many lines of a file's top are cut from its bytes by splitting.
@@ -81,7 +82,7 @@ class IndexReader:
             self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
             self.codes = store.load_codes(generation / store.CODES)
             self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
-        except store.IndexStoreError:
+        except IndexStoreError:
             self.db.close()
             raise
         except (sqlite3.Error, CorruptIndexError, OSError, ValueError, TypeError, EOFError) as err:
@@ -98,7 +99,7 @@ class IndexReader:
             self.db.close()
             raise store.damaged(generation, "is damaged (its files disagree)")
 
-    def sql(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+    def sql(self, statement: str, parameters: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
         """Rows of a read-only statement; one thread at a time uses the connection."""
         with self._db_lock:
             try:
@@ -112,11 +113,13 @@ class IndexReader:
 
     @property
     def skipped(self) -> dict[str, int]:
-        return json.loads(self.meta.get("skipped", "{}"))
+        skipped: dict[str, int] = json.loads(self.meta.get("skipped", "{}"))
+        return skipped
 
     @property
     def embedder(self) -> dict[str, object]:
-        return json.loads(self.meta["embedder"])
+        embedder: dict[str, object] = json.loads(self.meta["embedder"])
+        return embedder
 
     def file_lines(self, file_id: int) -> list[str]:
         """The lines of a file as indexed (decoded leniently)."""
@@ -222,7 +225,7 @@ class IndexReader:
             fits = (positions >= 0) & (chunk_file[safe] == files) & (self.chunk_end[safe] >= wanted)
         else:
             fits = np.zeros(len(files), dtype=bool)
-        chunks = np.where(fits, safe, -1).tolist()
+        chunks: list[int] = np.where(fits, safe, -1).tolist()
         for i in np.flatnonzero(~fits).tolist():
             found = self.chunk_at(int(files[i]), int(wanted[i]))
             chunks[i] = -1 if found is None else found

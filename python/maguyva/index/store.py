@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.errors import (  # noqa: F401  (the store's errors, raised here)
+from maguyva.errors import (
     IndexFormatError,
     IndexLockedError,
     IndexNotFoundError,
@@ -451,9 +451,7 @@ def build_lock(index_dir: Path) -> Iterator[None]:
     except OSError as err:
         raise write_error(index_dir, err) from None
     with handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows: msvcrt locks the first byte instead
+        if sys.platform == "win32":  # pragma: no cover - msvcrt locks the first byte instead
             import msvcrt
 
             try:
@@ -462,6 +460,8 @@ def build_lock(index_dir: Path) -> Iterator[None]:
                 raise IndexLockedError(f"{index_dir} is being indexed by another process") from None
             yield
             return
+        import fcntl
+
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

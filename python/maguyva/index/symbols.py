@@ -228,8 +228,9 @@ class SymbolTable:
         """Add the symbols whose name has every (stemmed) word of `group`: the best `top` of them
         (and the best `top` of the kind's family)."""
         group = list(dict.fromkeys(group))
-        postings = [self.by_word.get(w) for w in group]
-        if not postings or any(p is None for p in postings):
+        maybe = [self.by_word.get(w) for w in group]
+        postings = [p for p in maybe if p is not None]
+        if not postings or len(postings) < len(maybe):
             return
         postings.sort(key=len)
         found = postings[0]
@@ -385,7 +386,7 @@ class WordIndex:
             if exact is None and not expanded:
                 continue
             weight = exact[2] if exact is not None else max(p[2] for p in expanded)
-            if not expanded:
+            if exact is not None and not expanded:
                 ids, values = exact[0], exact[1]
             else:
                 # A symbol with several forms of the word counts its best one.

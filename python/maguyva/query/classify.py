@@ -473,10 +473,10 @@ def _literal(text: str, folded: str) -> Classification | None:
         # In a trace, the last exception named is the one that was raised.
         names = list(_exceptions(text))
         return _result("error_token", names[-1] if names else text[crash.start() : crash.end()].rstrip(":"))
-    for m in _QUOTED.finditer(text):
-        backticked = m["b"]
+    for quoted in _QUOTED.finditer(text):
+        backticked = quoted["b"]
         if backticked is None:
-            literal = m["d"] or m["s"] or m["t"] or m["u"]
+            literal = quoted["d"] or quoted["s"] or quoted["t"] or quoted["u"]
             if literal.strip():
                 return _result("quoted_string", literal)
         elif backticked.strip() and not _is_code_name(backticked.strip()):
@@ -484,13 +484,13 @@ def _literal(text: str, folded: str) -> Classification | None:
     name = next(_exceptions(text), None)
     if name is not None:
         return _result("error_token", name)
-    for m in _ERROR_CODE.finditer(text):
-        code = m.group(0)
+    for found in _ERROR_CODE.finditer(text):
+        code = found.group(0)
         if code in _ERRNO_NAMES or code.startswith("ERR_") or code[1] == "0":
             return _result("error_token", code)
-    m = _SIGNAL.search(text)
-    if m is not None:
-        return _result("error_token", m.group(0))
+    signal = _SIGNAL.search(text)
+    if signal is not None:
+        return _result("error_token", signal.group(0))
     m = _HTTP_STATUS.search(folded)
     if m is not None:
         return _result("error_token", _span(m, text))

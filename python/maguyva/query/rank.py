@@ -483,7 +483,9 @@ class RankModel:
         return self._needed_by_group[group][1]
 
     def score(self, group: str, x: np.ndarray) -> np.ndarray:
-        return x @ self.weights[group]
+        """Each candidate's score under `group`'s weights."""
+        scores: np.ndarray = x @ self.weights[group]
+        return scores
 
     def preference(self, group: str, x: np.ndarray) -> np.ndarray | None:
         """Each candidate's standing among its file's candidates (None: the group has no choice weights)."""

@@ -358,9 +358,9 @@ class PathVocabulary:
             for ids in found:
                 on[ids] = True
         for short, run in initials.items():
-            ids = self._files_of.get(short)
-            if ids is not None and word in run:
-                on[ids] = True
+            initial_ids = self._files_of.get(short)
+            if initial_ids is not None and word in run:
+                on[initial_ids] = True
         return on
 
     def _agreeing(self, word: str, ordered: list[str], files_of: dict[str, np.ndarray], shortest: int) -> list[np.ndarray]:
@@ -597,7 +597,7 @@ def rerank(
     # A name's definition answers a question that is a name; file names matter only when the
     # index holds no definition of it.
     is_name = classification.rule in _NAME_RULES and bool(classification.subject)
-    words = frozenset()
+    words: frozenset[str] = frozenset()
     if signals.paths and not (is_name and definition):
         words = telling_words(reader, question_words(query, name_parts=is_name))
     wants_coherence = classification.intent in COHERENCE_INTENTS or classification.rule in COHERENCE_RULES

@@ -76,7 +76,7 @@ class Searcher:
         self.ranker = ranker or rank.shipped_model()
         #: Called with (query, classification, candidates, features, hand-set scores) for every
         #: question whose candidates are ranked: how the benchmarks collect training data.
-        self.record: Callable[[str, Classification, list[int], np.ndarray, np.ndarray], None] | None = None
+        self.record: Callable[[str, Classification, list[int], np.ndarray, np.ndarray | None], None] | None = None
         self._embedder_factory = embedder or self._index_embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
@@ -203,6 +203,7 @@ class Searcher:
         adjustments: dict[int, Adjustment] = {}
         preference: dict[int, float] | None = None
         if adjust:
+            assert self.signals is not None  # `adjust` says so
             fused = FusedParts(chunks, contributions, scores)
             adjustments = rerank(reader, query, classification, scored, self.signals, fused)
             # The fused chunks in fusion's order, then those a signal brought.
@@ -235,10 +236,13 @@ class Searcher:
                     if needed is not None:
                         rank.chunk_evidence(x, reader, query, candidates, listed, ranker.choice_needed(group) - needed, rows)
                     standing = ranker.preference(group, x[rows])
+                    assert standing is not None  # the group has choice weights
                     preference = dict.fromkeys(candidates, -math.inf)
                     preference.update(zip(np.asarray(candidates)[rows].tolist(), standing.tolist()))
                 row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
-                explain = lambda chunk: ranker.contributions(group, unit * x[row_of_candidate[chunk]])  # noqa: E731
+
+                def explain(chunk: int) -> dict[str, float]:
+                    return ranker.contributions(group, unit * x[row_of_candidate[chunk]])
             else:
                 assert hand is not None
                 scored = dict(zip(candidates, hand.tolist()))

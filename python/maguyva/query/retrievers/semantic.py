@@ -24,7 +24,8 @@ def bare_chunks(reader: IndexReader) -> np.ndarray:
     (computed once per index)."""
     no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
     alone = np.diff(reader.file_chunk_offsets)[reader.chunk_file] == 1
-    return no_symbol & (reader.chunk_lines <= MAX_BARE_LINES) & ~alone
+    bare: np.ndarray = no_symbol & (reader.chunk_lines <= MAX_BARE_LINES) & ~alone
+    return bare
 
 
 class SemanticRetriever:

@@ -176,7 +176,7 @@ def _rank(
     preference = {k: kind_preference(kind, family, k) for k in {kinds[s] for s in symbols}}
     tie_break = table.tie_break
 
-    def key(s: int) -> tuple:
+    def key(s: int) -> tuple[int, float, int, int]:
         tier, quality = matches[s]
         return (tier, -quality, -preference[kinds[s]], tie_break[s])
 
