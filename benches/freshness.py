@@ -37,7 +37,7 @@ from pathlib import Path
 
 from maguyva import Index
 from maguyva._core import walk
-from maguyva.corpus import Corpus
+from maguyva.serve.corpus import Corpus
 
 DEFAULT_REPO = Path("/work/benchdata/repos/fastapi")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.cli import explanation, main
+from maguyva.serve.cli import explanation, main
 from maguyva.query.results import Hit, ModalityPart
 from maguyva import Index
 from maguyva.index.store import default_index_dir

@@ -10,7 +10,7 @@ import pytest
 from fixture_repos import SHOP, TOOLS, write_file, write_tree
 
 from maguyva import Index
-from maguyva.corpus import (
+from maguyva.serve.corpus import (
     Corpus,
     NotIndexedError,
     OutsideRootsError,

@@ -16,8 +16,8 @@ import pytest
 from fixture_repos import SHOP, TOOLS, write_file, write_tree
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from maguyva.corpus import Corpus
-from maguyva.mcp_server import (
+from maguyva.serve.corpus import Corpus
+from maguyva.serve.mcp import (
     SNIPPET_TOKENS,
     TOOLS as SERVER_TOOLS,
     ToolFailure,

@@ -12,7 +12,7 @@ import pytest
 from fixture_repos import SHOP, write_file, write_tree
 
 from maguyva.index import store
-from maguyva.repository import Repository
+from maguyva.serve.repository import Repository
 
 
 @pytest.fixture()

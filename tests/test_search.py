@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from maguyva import Index
-from maguyva.cli import main
+from maguyva.serve.cli import main
 
 FILES = {
     "auth/session.py": '''\

@@ -28,13 +28,13 @@ if TYPE_CHECKING:
         hamming_top_k,
         rrf_fuse,
     )
-    from maguyva.api import Index
+    from maguyva.serve.api import Index
     from maguyva.errors import MaguyvaError
 
 #: Each public name and the module it comes from.
 _SOURCES = {
     "CorruptIndexError": "maguyva._core",
-    "Index": "maguyva.api",
+    "Index": "maguyva.serve.api",
     "LiteralMatches": "maguyva._core",
     "MaguyvaError": "maguyva.errors",
     "TrigramIndex": "maguyva._core",

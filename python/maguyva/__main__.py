@@ -2,6 +2,6 @@
 
 import sys
 
-from maguyva.cli import main
+from maguyva.serve.cli import main
 
 sys.exit(main())

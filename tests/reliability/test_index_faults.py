@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from maguyva import Index
-from maguyva.cli import main, printable
-from maguyva.corpus import Corpus
+from maguyva.serve.cli import main, printable
+from maguyva.serve.corpus import Corpus
 from maguyva.index import build as build_module
 from maguyva.index import store
 from maguyva.index.build import build_index, embedding_text
@@ -481,12 +481,12 @@ class Interrupt:
         return None
 
 sys.meta_path.insert(0, Interrupt())
-from maguyva.cli import main
+from maguyva.serve.cli import main
 sys.exit(main())
 """
 
 
-@pytest.mark.parametrize("module", ["numpy", "maguyva.api", "maguyva.index.build", "tree_sitter", "tokenizers"])
+@pytest.mark.parametrize("module", ["numpy", "maguyva.serve.api", "maguyva.index.build", "tree_sitter", "tokenizers"])
 def test_ctrl_c_while_the_command_starts_exits_130_quietly(repo, tmp_path, module):
     env = {**os.environ, "MAGUYVA_HOME": str(tmp_path / "home-sigint")}
     done = subprocess.run(
@@ -497,14 +497,15 @@ def test_ctrl_c_while_the_command_starts_exits_130_quietly(repo, tmp_path, modul
 
 
 def test_the_command_line_imports_nothing_before_main():
-    """Whatever `import maguyva.cli` loads is time in which Ctrl-C would print a traceback."""
+    """Whatever `import maguyva.serve.cli` loads is time in which Ctrl-C would print a traceback."""
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; before = set(sys.modules); import maguyva.cli; "
+        [sys.executable, "-c", "import sys; before = set(sys.modules); import maguyva.serve.cli; "
          "print(sorted(set(sys.modules) - before))"],
         capture_output=True, text=True, check=True,
     )
     loaded = set(json.loads(done.stdout.replace("'", '"')))
-    assert {"maguyva", "maguyva.cli"} <= loaded <= {"__future__", "maguyva", "maguyva.cli"}
+    entry = {"maguyva", "maguyva.serve", "maguyva.serve.cli"}
+    assert entry <= loaded <= entry | {"__future__"}
 
 
 # Secrets and size ------------------------------------------------------------------------------

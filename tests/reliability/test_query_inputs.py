@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maguyva import Index
-from maguyva.cli import main as cli_main
-from maguyva.corpus import Corpus
+from maguyva.serve.cli import main as cli_main
+from maguyva.serve.corpus import Corpus
 from maguyva.index.symbols import symbol_table
-from maguyva.mcp_server import TOOLS, ToolFailure, call_tool
+from maguyva.serve.mcp import TOOLS, ToolFailure, call_tool
 from maguyva.query import classify as classify_module
 from maguyva.query import rerank
 from maguyva.query.classify import Classification, classify

@@ -33,14 +33,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maguyva import navigate
+from maguyva.serve import navigate
 from maguyva._core import __version__
 from maguyva._core import CorruptIndexError
-from maguyva.corpus import Corpus, CorpusResponse
+from maguyva.serve.corpus import Corpus, CorpusResponse
 from maguyva.errors import MaguyvaError, ToolInputError
 from maguyva.index.store import shown_path
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, MODALITIES, PRESETS
-from maguyva.repository import Refresh, Repository
+from maguyva.serve.repository import Refresh, Repository
 
 logger = logging.getLogger("maguyva.mcp")
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import re
     from collections.abc import Sequence
 
-    from maguyva.corpus import CorpusResponse
+    from maguyva.serve.corpus import CorpusResponse
     from maguyva.index.build import BuildSummary
     from maguyva.query.results import Hit
 
@@ -154,7 +154,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from maguyva.api import Index, repository_root
+    from maguyva.serve.api import Index, repository_root
 
     root = repository_root(args.path)
     with Index.build(
@@ -189,7 +189,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
     if args.index_dir is not None and len(args.paths) > 1:
         raise UsageError("--index-dir applies to one repository; leave it out to search several")
-    from maguyva.corpus import Corpus
+    from maguyva.serve.corpus import Corpus
     from maguyva.index.progress import Progress
 
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
@@ -207,8 +207,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from maguyva.api import repository_root
-    from maguyva.mcp_server import serve  # the MCP SDK is imported only to serve
+    from maguyva.serve.api import repository_root
+    from maguyva.serve.mcp import serve  # the MCP SDK is imported only to serve
 
     for path in args.paths:
         repository_root(path)  # a wrong path is reported now, not as every tool call's error

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from maguyva.api import Index, repository_root
+from maguyva.serve.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import store

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva import navigate
+from maguyva.serve import navigate
 from maguyva._core import rrf_fuse
-from maguyva.api import Index, repository_root
+from maguyva.serve.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError
 from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
@@ -44,7 +44,7 @@ from maguyva.query.classify import classify
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
 from maguyva.query.search import DEFAULT_RANKING, RANKINGS
-from maguyva.repository import LOCK_WAIT_SECONDS, Refresh, Repository
+from maguyva.serve.repository import LOCK_WAIT_SECONDS, Refresh, Repository
 
 #: A location's chunk used as a find_similar question is cut to this many lines and characters:
 #: the start of a long function says what it is; its whole body would only dilute the terms.
