@@ -15,7 +15,7 @@ from maguyva.embed import make_embedder
 
 #: Exceptions of the package that are not errors a user meets: the MCP server's carrier of a
 #: failed call's message to the protocol layer.
-INTERNAL = {"maguyva.serve.mcp.ToolFailure"}
+INTERNAL = {"maguyva.serve.mcp.tools.ToolFailure"}
 
 
 def package_exceptions() -> dict[str, type[BaseException]]:

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     import re
     from collections.abc import Sequence
 
-    from maguyva.serve.corpus import CorpusResponse
     from maguyva.index.build import BuildSummary
     from maguyva.query.results import Hit
+    from maguyva.serve.corpus import CorpusResponse
 
 SNIPPET_LINES = 3
 
@@ -189,8 +189,8 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--top-k must be at least 1, not {args.top_k}")
     if args.index_dir is not None and len(args.paths) > 1:
         raise UsageError("--index-dir applies to one repository; leave it out to search several")
-    from maguyva.serve.corpus import Corpus
     from maguyva.index.progress import Progress
+    from maguyva.serve.corpus import Corpus
 
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
         answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset, ranking=args.ranking)

@@ -30,9 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.serve import navigate
 from maguyva._core import rrf_fuse
-from maguyva.serve.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError
 from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
@@ -44,6 +42,8 @@ from maguyva.query.classify import classify
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
 from maguyva.query.search import DEFAULT_RANKING, RANKINGS
+from maguyva.serve import navigate
+from maguyva.serve.api import Index, repository_root
 from maguyva.serve.repository import LOCK_WAIT_SECONDS, Refresh, Repository
 
 #: A location's chunk used as a find_similar question is cut to this many lines and characters:

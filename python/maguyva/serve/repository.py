@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from maguyva.serve.api import Index, repository_root
 from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import store
@@ -34,6 +33,7 @@ from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
 from maguyva.index.freshness import Changes
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.reader import IndexReader
+from maguyva.serve.api import Index, repository_root
 
 #: How long a refresh waits for another process that holds the index's build lock.
 LOCK_WAIT_SECONDS = 30.0
