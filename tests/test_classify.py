@@ -549,3 +549,21 @@ def test_confident_answers_are_right():
     right = sum(got.intent == row["intent"] for row, got in confident)
     assert len(confident) >= 0.4 * len(rows)
     assert right >= 0.95 * len(confident)
+
+
+def test_the_rules_are_tried_in_the_order_of_the_intent_table():
+    """classify_question follows intents.RULES: the table, not the code, says which rule is
+    tried first, and a table the code cannot follow is refused."""
+    from maguyva.query import classify as module
+    from maguyva.query.intents import RULES
+
+    in_table = module._rule_order(RULES)
+    assert module._rule_order(tuple(reversed(RULES))) == tuple(reversed(in_table))
+    without_snippets = tuple(rule for rule in RULES if rule.name != "snippet")
+    with pytest.raises(AssertionError, match="snippet"):
+        module._rule_order(without_snippets)
+    # The literal rules are decided together: a table that parts them cannot be followed.
+    parted = [rule for rule in RULES if rule.name != "error_token"]
+    parted.insert(0, next(rule for rule in RULES if rule.name == "error_token"))
+    with pytest.raises(AssertionError, match="neighbours"):
+        module._rule_order(tuple(parted))

@@ -66,11 +66,11 @@ than case-insensitive matching); names, quotes and error tokens are read from th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from maguyva.lexicon import DECLARATION_KEYWORDS, KIND_WORDS
-from maguyva.query.intents import RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES
+from maguyva.query.intents import RULES, RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES, Rule
 
 __all__ = ["Classification", "classify"]
 
@@ -648,12 +648,93 @@ def is_task_description(query: str, span: str | None = None) -> bool:
     return words >= TASK_MIN_WORDS
 
 
+@dataclass(frozen=True, slots=True)
+class _Question:
+    """A question as the rules read it."""
+
+    #: As asked, without surrounding whitespace.
+    text: str
+    #: Lower-cased, with spans in it spans in `text` (a few characters whose lower case is longer,
+    #: "İ", are folded as ASCII only).
+    folded: str
+    #: `folded` with quoted messages masked: the words of `find "the response was already
+    #: consumed"` are the thing searched for, not a question about who consumes it.
+    asked: str
+
+
+def _snippet_rule(q: _Question) -> Classification | None:
+    return _result("snippet") if _is_snippet(q.text) else None
+
+
+def _declaration_rule(q: _Question) -> Classification | None:
+    return _declaration(q.text) if "\n" not in q.text else None
+
+
+def _phrase_rule(name: str, pattern: re.Pattern[str]) -> Callable[[_Question], Classification | None]:
+    def rule(q: _Question) -> Classification | None:
+        m = pattern.search(q.asked)
+        return None if m is None else _result(name, _phrase_subject(m, q.text))
+
+    return rule
+
+
+def _explanation_rule(q: _Question) -> Classification | None:
+    return _result("explanation_word") if _EXPLANATION.search(q.folded) else None
+
+
+#: What decides each rule of `intents.RULES`; one function may decide several neighbouring rules
+#: (the literal rules, the identifier rules). `classify_question` tries them in the table's order.
+_DECIDED_BY: dict[str, Callable[[_Question], Classification | None]] = {
+    "snippet": _snippet_rule,
+    "definition_keyword": _declaration_rule,
+    "references_phrase": _phrase_rule("references_phrase", _REFERENCES),
+    "impact_phrase": _phrase_rule("impact_phrase", _IMPACT),
+    "definition_phrase": lambda q: _definition_phrase(q.text, q.asked),
+    "similar_phrase": _phrase_rule("similar_phrase", _SIMILAR),
+    "quoted_string": lambda q: _literal(q.text, q.folded),
+    "identifier": lambda q: _identifier(q.text, q.folded),
+    "explanation_word": _explanation_rule,
+}
+for _name in ("error_token", "literal_phrase"):
+    _DECIDED_BY[_name] = _DECIDED_BY["quoted_string"]
+_DECIDED_BY["identifier_in_sentence"] = _DECIDED_BY["identifier"]
+
+
+def _rule_order(rules: tuple[Rule, ...] = RULES) -> tuple[Callable[[_Question], Classification | None], ...]:
+    """The deciding functions in the order of `intents.RULES` (the fallback and the task
+    description are not tried in turn). A function deciding several rules must decide
+    neighbours in the table: otherwise the table's order could not be kept."""
+    tried = [rule.name for rule in rules if rule.name not in ("fallback", "task_description")]
+    if set(tried) != set(_DECIDED_BY):
+        raise AssertionError(f"rules without a deciding function, or functions without a rule: {set(tried) ^ set(_DECIDED_BY)}")
+    order: list[Callable[[_Question], Classification | None]] = []
+    for name in tried:
+        decide = _DECIDED_BY[name]
+        if decide in order and order[-1] is not decide:
+            raise AssertionError(f"the rule {name} is decided with rules that are not its neighbours")
+        if not order or order[-1] is not decide:
+            order.append(decide)
+    return tuple(order)
+
+
+_RULE_ORDER = _rule_order()
+
+
 def classify_question(query: str) -> Classification:
-    """The classification by SPEC's ordered rules alone (`classify` then reads a task
-    description's span as a hint)."""
+    """The classification by SPEC's ordered rules alone, tried in the order of `intents.RULES`
+    (`classify` then reads a task description's span as a hint)."""
     text = query.strip()
     if not text:
         return _result("fallback")
+    folded = text.lower()
+    if len(folded) != len(text):
+        folded = text.translate(_ASCII_LOWER)
+    question = _Question(text, folded, _mask_quoted(folded))
+    for decide in _RULE_ORDER:
+        found = decide(question)
+        if found is not None:
+            return found
+    return _result("fallback")
     if _is_snippet(text):
         return _result("snippet")
     if "\n" not in text:
