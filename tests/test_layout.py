@@ -3,7 +3,8 @@ surfaces. Every import of every module counts, those inside functions included.
 
 - The build side (`maguyva.index`, `maguyva.embed`) never imports the answer side
   (`maguyva.query`) or the surfaces (`maguyva.serve`).
-- A retriever never imports the ranking after fusion: retrievers find, the ranking orders.
+- A retriever never imports the ranking after fusion: retrievers find, the ranking orders; and
+  it never reads the question's intent: the plan tells it the grain and depth of its answer.
 - Nothing imports the surfaces but the surfaces themselves and the entry points.
 - The shared leaves (`errors`, `lexicon`, `config`) import no stage of the pipeline.
 """
@@ -76,6 +77,30 @@ def broken_rules(root: Path) -> list[str]:
 
 def test_the_package_keeps_its_import_rules():
     assert broken_rules(PACKAGE) == []
+
+
+def intent_readings(path: Path) -> list[str]:
+    """Where the code at `path` reads an intent: `.intent`, or an intent's name as a string."""
+    from maguyva.query.intents import INTENTS
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "intent":
+            found.append(f"{path.name}:{node.lineno} reads .intent")
+        elif isinstance(node, ast.Constant) and node.value in INTENTS:
+            found.append(f"{path.name}:{node.lineno} names {node.value!r}")
+    return found
+
+
+def test_no_retriever_reads_the_intent():
+    retrievers = PACKAGE / "query" / "retrievers"
+    assert [reading for path in sorted(retrievers.glob("*.py")) for reading in intent_readings(path)] == []
+
+
+def test_an_intent_reading_is_seen(tmp_path: Path):
+    module = tmp_path / "words.py"
+    module.write_text('def f(q):\n    return q.classification.intent == "exact_match"\n')
+    assert intent_readings(module) == ["words.py:2 reads .intent", "words.py:2 names 'exact_match'"]
 
 
 def test_every_kind_of_import_is_seen(tmp_path: Path):

@@ -18,9 +18,19 @@ from dataclasses import dataclass
 
 from maguyva.errors import QueryError
 from maguyva.query.classify import Classification
-from maguyva.query.intents import DIRECT_CONFIDENCE, PRESETS, WEIGHTS
+from maguyva.query.intents import (
+    DIRECT_CONFIDENCE,
+    EXACT_MATCH,
+    FIND_REFERENCES,
+    IMPACT_ANALYSIS,
+    PRESETS,
+    WEIGHTS,
+)
+from maguyva.query.retrievers.base import Query
 
 ORDINARY_MAX_CHARS = 200
+#: How far a blast radius reaches: edges from the symbol of an impact question.
+IMPACT_DEPTH = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +67,19 @@ def fused(classification: Classification, preset: str) -> Plan:
     weights = WEIGHTS[classification.intent]
     modalities = tuple((m, weights[m]) for m in chosen.modalities if weights[m] > 0)
     return Plan("rrf", modalities, chosen.rrf_k or PRESETS["default"].rrf_k or 40)
+
+
+def request(text: str, classification: Classification) -> Query:
+    """The question as the retrievers are told it: an exact-string question's literal, answered
+    line by line; a reference or impact question's walk from its symbol and how deep it goes."""
+    intent, subject = classification.intent, classification.subject
+    walk_depth = None
+    if intent in (FIND_REFERENCES, IMPACT_ANALYSIS) and subject:
+        walk_depth = 1 if intent == FIND_REFERENCES else IMPACT_DEPTH
+    return Query(
+        text,
+        classification,
+        literal=subject if intent == EXACT_MATCH and subject else None,
+        line_spans=intent == EXACT_MATCH,
+        walk_depth=walk_depth,
+    )

@@ -113,7 +113,7 @@ class Searcher:
         started = time.perf_counter()
         classification = classify(query)
         plan = route.plan(query, classification, preset)
-        request = Query(query, classification)
+        request = route.request(query, classification)
         limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
         lists, timings = self._retrieve(plan, request, limit)
         if plan.strategy == "direct" and not any(lists.values()) and preset != "quick":

@@ -23,10 +23,18 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A question as the retrievers see it."""
+    """A question as the retrievers see it: its text and classification, and what the plan asks
+    of them (`maguyva.query.route.request`), so that no retriever reads intent names."""
 
     text: str
     classification: Classification
+    #: A literal to look for alone, as written (its case first); None: the question's terms.
+    literal: str | None = None
+    #: Whether an answer is each line holding the terms, not the chunk around them.
+    line_spans: bool = False
+    #: Edges to walk from the named symbol to its dependants (1: its direct references); None:
+    #: no walk, the graph ranks what surrounds the names instead.
+    walk_depth: int | None = None
 
 
 class Retriever(Protocol):

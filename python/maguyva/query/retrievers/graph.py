@@ -1,9 +1,9 @@
 """The graph modality: callers, blast radius, and what surrounds the code a query names.
 
-- find_references: the callers of the named symbol (its direct dependants by call edges), then
-  its other direct dependants (importers, subclasses).
-- impact_analysis: everything that depends on it, transitively to IMPACT_DEPTH edges, nearer first.
-- any other intent (thorough preset): personalized PageRank seeded at the symbols the query
+- a walk (the plan gives its depth, `Query.walk_depth`): the dependants of the named symbol,
+  callers by call edges before its other dependants (importers, subclasses), transitively to
+  the depth (1 for references, more for a blast radius), nearer first.
+- otherwise (the thorough preset): personalized PageRank seeded at the symbols the query
   names (its subject, or the code-shaped words of a sentence: `parseConfig`, `retry_after`,
   `Session.request`), so code tightly linked to them ranks high. Plain words do not seed it:
   "state" in "how state is saved" is not a reference to every symbol called `state`.
@@ -18,8 +18,6 @@ import numpy as np
 from maguyva.index.reader import IndexReader
 from maguyva.query.retrievers.base import Candidate, Query
 
-#: How far a blast radius reaches.
-IMPACT_DEPTH = 3
 #: Personalized PageRank starts from at most this many symbols: a word that names dozens of
 #: definitions says little about which code is meant.
 MAX_SEEDS = 16
@@ -42,12 +40,9 @@ class GraphRetriever:
     name = "graph"
 
     def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
-        classification = query.classification
-        subject = classification.subject
-        if classification.intent in ("find_references", "impact_analysis") and subject:
-            seeds = symbol_nodes(reader, subject)
-            depth = 1 if classification.intent == "find_references" else IMPACT_DEPTH
-            return _dependants(reader, seeds, depth, limit)
+        subject = query.classification.subject
+        if query.walk_depth is not None and subject:
+            return _dependants(reader, symbol_nodes(reader, subject), query.walk_depth, limit)
         names = [subject] if subject else code_names(query.text)
         seeds = [node for name in names for node in symbol_nodes(reader, name)]
         return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:MAX_SEEDS], limit)

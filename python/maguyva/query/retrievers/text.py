@@ -93,7 +93,7 @@ class TextRetriever:
         scores = (weights * idf * tf * (BM25_K1 + 1) / (tf + norm[:, None])).sum(axis=1)
         _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
-        spans = _matching_lines(chunks, lines, ids[order]) if query.classification.intent == "exact_match" else {}
+        spans = _matching_lines(chunks, lines, ids[order]) if query.line_spans else {}
         # Plain Python numbers first: indexing numpy arrays one scalar at a time is slow.
         chosen, chosen_scores = ids[order].tolist(), scores[order].tolist()
         return [Candidate(chunk, score, spans.get(chunk, ())) for chunk, score in zip(chosen, chosen_scores)]
@@ -102,9 +102,8 @@ class TextRetriever:
     def terms(query: Query) -> list[Term]:
         """An exact-match question looks for its literal alone, with its case (falling back to
         any case when that finds nothing); any other question for all its terms."""
-        classification = query.classification
-        if classification.intent == "exact_match" and classification.subject:
-            return [Term(classification.subject, True, 1.0)]
+        if query.literal is not None:
+            return [Term(query.literal, True, 1.0)]
         return query_terms(query.text)
 
 
@@ -123,11 +122,11 @@ def _definitions_first(reader: IndexReader, query: Query, ids: np.ndarray, score
     """An exact-match literal that is a name ("ZodError", "ECONNREFUSED") is found where it is
     defined as well as everywhere it is used: the chunks defining it go first, by raising their
     scores above every other (in place)."""
-    subject = query.classification.subject
-    if query.classification.intent != "exact_match" or not subject or not subject.isidentifier() or not len(ids):
+    literal = query.literal
+    if literal is None or not literal.isidentifier() or not len(ids):
         return
     table = symbol_table(reader)
-    defining = [chunk for symbol in defined_as(table, subject) if (chunk := table.chunk[symbol]) >= 0]
+    defining = [chunk for symbol in defined_as(table, literal) if (chunk := table.chunk[symbol]) >= 0]
     if defining:
         scores[np.isin(ids, defining)] += scores.max()
 
