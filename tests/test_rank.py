@@ -6,14 +6,13 @@ import json
 
 import numpy as np
 import pytest
+from test_rerank import index_fixture
 
 from maguyva import Index
 from maguyva.query import rank
-from maguyva.query.rank import FEATURES, GROUPS, RankModel, RankModelError
 from maguyva.query.classify import classify as response_classification
+from maguyva.query.rank import FEATURES, GROUPS, RankModel, RankModelError
 from maguyva.query.search import Searcher
-
-from test_rerank import index_fixture
 
 FILES = {
     "billing/invoice.py": '''\
@@ -250,17 +249,17 @@ def test_a_file_keeps_its_best_chunks_place_and_shows_the_chunk_the_choice_prefe
 
 
 def test_one_chunk_per_file_in_the_place_of_its_best_then_the_rest_in_order():
-    from maguyva.query.search import _best_per_file
+    from maguyva.query.present import best_per_file
 
     chunk_file = np.array([0, 0, 1, 1, 2, 0])  # chunk -> file
     order = [3, 0, 5, 2, 1, 4]  # best first
-    assert _best_per_file(order, chunk_file) == ([3, 0, 4, 5, 2, 1], {})
+    assert best_per_file(order, chunk_file) == ([3, 0, 4, 5, 2, 1], {})
     # Each file shows its most preferred chunk where its best stood; of equals, the better placed.
     preference = {3: 0.0, 2: 1.0, 0: 0.5, 5: 2.0, 1: 2.0, 4: 0.0}
-    shown, placed_by = _best_per_file(order, chunk_file, preference)
+    shown, placed_by = best_per_file(order, chunk_file, preference)
     assert shown == [2, 5, 4, 3, 0, 1]
     assert placed_by == {2: 3, 5: 0}
-    assert _best_per_file([], chunk_file) == ([], {})
+    assert best_per_file([], chunk_file) == ([], {})
 
 
 def test_the_choice_made_from_the_shown_files_alone_is_the_choice_made_from_every_feature(shapes: Index):

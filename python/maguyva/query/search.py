@@ -20,10 +20,9 @@ from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
 from maguyva.errors import QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
-from maguyva.index.store import shown_path
-from maguyva.query import rank, route
+from maguyva.query import present, rank, route
 from maguyva.query.classify import Classification, classify
-from maguyva.query.intents import ANSWER_SPAN_MODALITY, MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
+from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
@@ -36,9 +35,6 @@ from maguyva.query.retrievers.text import TextRetriever
 #: MIN_CANDIDATES): enough for agreement between modalities to show below the top.
 CANDIDATES_PER_RESULT = 5
 MIN_CANDIDATES = 50
-SNIPPET_LINES = 8
-#: Characters of each snippet line shown; a longer line is cut, marked with an ellipsis.
-SNIPPET_LINE_CHARS = 400
 #: The modalities run in parallel over indexes of at least this many chunks. Below it each one
 #: takes a fraction of a millisecond, mostly in Python under the GIL, and handing them to threads
 #: costs more than it saves: over the 400 dev-split queries (repositories of 80 to 10,700 chunks,
@@ -249,8 +245,8 @@ class Searcher:
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         placed_by: dict[int, int] = {}
         if adjust:
-            order, placed_by = _best_per_file(order, reader.chunk_file, preference)
-        spans = _answer_spans(classification.intent, lists)
+            order, placed_by = present.best_per_file(order, reader.chunk_file, preference)
+        spans = present.answer_spans(classification.intent, lists)
         hits: list[Hit] = []
         for chunk in order:
             # A file's place, its score and what made it are its best chunk's, whichever chunk it shows.
@@ -258,85 +254,11 @@ class Searcher:
             features = explain(placer) if adjust and ranker is not None else None
             adjustment = None if features is not None else adjustments.get(placer)
             for span in spans.get(chunk) or (None,):
-                hit = self._hit(chunk, scored[placer], parts(chunk), adjustment, span, features, placed_by.get(chunk))
+                hit = present.hit(self.reader, chunk, scored[placer], parts(chunk), adjustment, span, features, placed_by.get(chunk))
                 hits.append(hit)
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
 
-    def _hit(
-        self,
-        chunk: int,
-        score: float,
-        parts: dict[str, ModalityPart],
-        adjustment: Adjustment | None = None,
-        span: tuple[int, int] | None = None,
-        features: dict[str, float] | None = None,
-        placed_by: int | None = None,
-    ) -> Hit:
-        """The result showing `chunk`, or only the lines `span` of it; `placed_by`, the chunk of
-        the same file whose score gave the result its place, when it is another."""
-        reader = self.reader
-        file_id = int(reader.chunk_file[chunk])
-        start, end = span or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
-        lines = reader.lines_between(file_id, start, min(end, start - 1 + SNIPPET_LINES))
-        return Hit(
-            path=shown_path(reader.files[file_id].path),
-            start_line=start,
-            end_line=end,
-            score=score,
-            symbol=reader.chunk_symbol[chunk],
-            modalities=parts,
-            # A minified or generated file can hold a megabyte on one line: a snippet shows the
-            # start of each line, on every surface.
-            snippet="\n".join(line if len(line) <= SNIPPET_LINE_CHARS else line[:SNIPPET_LINE_CHARS] + "…"
-                               for line in lines),
-            chunk=chunk,
-            adjustments=adjustment.explain() if adjustment else {},
-            features=features or {},
-            placed_by=None if placed_by is None else (int(reader.chunk_start[placed_by]), int(reader.chunk_end[placed_by])),
-        )
-
     def close(self) -> None:
         self._pool.shutdown(wait=False)
-
-
-def _answer_spans(intent: str, lists: dict[str, list[Candidate]]) -> dict[int, tuple[tuple[int, int], ...]]:
-    """chunk -> the answers inside it, for the intents whose answers are finer than chunks."""
-    modality = ANSWER_SPAN_MODALITY.get(intent)
-    if modality is None or modality not in lists:
-        return {}
-    return {c.chunk: c.spans for c in lists[modality] if c.spans}
-
-
-def _best_per_file(
-    order: list[int], chunk_file: np.ndarray, preference: dict[int, float] | None = None
-) -> tuple[list[int], dict[int, int]]:
-    """`order` with one chunk of each file first, each file where its best chunk is, then the
-    files' other chunks in their order: those are shown only when there are fewer files than
-    results asked for (a small repository), rather than answering with fewer results. A file
-    shows its best chunk, or with `preference` (chunk -> its standing among its file's
-    candidates) its most preferred one; the second value maps each chunk shown in place of its
-    file's best to that best chunk."""
-    if not order:
-        return [], {}
-    chunks = np.asarray(order, dtype=np.int64)
-    files = chunk_file[chunks]
-    position = np.arange(len(chunks))
-    # Each file's first chunk in `order` places it; the chunk it shows is its most preferred one
-    # (of equals, the first in `order`).
-    _, placing = np.unique(files, return_index=True)
-    placing.sort()
-    if preference is None:
-        showing = placing
-    else:
-        standing = np.fromiter((preference[c] for c in order), dtype=np.float64, count=len(order))
-        by_file = np.lexsort((position, -standing, files))
-        _, first = np.unique(files[by_file], return_index=True)
-        shown_of_file = dict(zip(files[by_file[first]].tolist(), by_file[first].tolist()))
-        showing = np.array([shown_of_file[f] for f in files[placing].tolist()], dtype=np.int64)
-    rest = np.ones(len(chunks), dtype=bool)
-    rest[showing] = False
-    shown, placers = chunks[showing].tolist(), chunks[placing].tolist()
-    placed_by = {chunk: placer for chunk, placer in zip(shown, placers) if chunk != placer}
-    return shown + chunks[rest].tolist(), placed_by
