@@ -28,8 +28,8 @@ if TYPE_CHECKING:
         hamming_top_k,
         rrf_fuse,
     )
-    from maguyva.serve.api import Index
     from maguyva.errors import MaguyvaError
+    from maguyva.serve.api import Index
 
 #: Each public name and the module it comes from.
 _SOURCES = {

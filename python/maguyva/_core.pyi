@@ -2,7 +2,6 @@
 
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt

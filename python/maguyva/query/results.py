@@ -56,6 +56,9 @@ class SearchResponse:
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: What weighed the post-fusion signals: the learned model's name, or "hand".
     ranking: str = "hand"
+    #: The strategy planned for the question ("direct" or "rrf"), before a direct answer that
+    #: found nothing fell back to fusing.
+    planned_strategy: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dictionary (the `--json` output of the command line)."""

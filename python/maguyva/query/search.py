@@ -16,12 +16,12 @@ import numpy as np
 # SystemError.
 import numpy.ma  # noqa: F401
 
-from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, make_embedder
 from maguyva.errors import QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
 from maguyva.query import present, rank, route
 from maguyva.query.classify import Classification, classify
+from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
@@ -109,6 +109,7 @@ class Searcher:
         started = time.perf_counter()
         classification = classify(query)
         plan = route.plan(query, classification, preset)
+        planned = plan.strategy
         request = route.request(query, classification)
         limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
         lists, timings = self._retrieve(plan, request, limit)
@@ -132,6 +133,7 @@ class Searcher:
             modalities_run=tuple(name for name, _ in plan.modalities),
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             timings_ms=timings,
+            planned_strategy=planned,
         )
 
     def _retrieve(
@@ -161,9 +163,7 @@ class Searcher:
         top_k: int,
         ranker: rank.RankModel | None,
     ) -> list[Hit]:
-        """The top results. A direct answer keeps its modality's order (only demotion applies:
-        there is nothing to fuse, so no centrality boost reorders it); a fused one is merged by
-        weighted RRF with the boost. The intents that answer with places to read
+        """The top results, fused (`fuse_modalities`). The intents that answer with places to read
         (`ONE_RESULT_PER_FILE`) keep one chunk per file (more only when the candidates hold fewer
         files than `top_k`), and their fused candidates are first adjusted by what ranks cannot
         carry (`rerank`)."""
@@ -173,14 +173,11 @@ class Searcher:
         per_file = classification.intent in ONE_RESULT_PER_FILE
         adjust = per_file and not direct and self.signals is not None
         listed_chunks = {name: rank.chunk_ids(found) for name, found in lists.items()}
-        chunks, scores, ranks, contributions = rrf_fuse(
-            [listed_chunks[name].astype(np.uint32) for name in names],
-            [weight for _, weight in plan.modalities],
-            float(plan.rrf_k),
-            reader.no_centrality if direct else reader.chunk_centrality,
-            reader.chunk_demotion,
-            reader.chunk_file if per_file and not adjust else reader.chunk_ids,
-            sum(len(found) for found in lists.values()) if adjust else top_k,
+        # Candidates to adjust are all kept, files and all; others are cut to one per file here.
+        keep = sum(len(found) for found in lists.values()) if adjust else top_k
+        fused_lists = fuse_modalities(reader, plan, listed_chunks, one_per_file=per_file and not adjust, keep=keep)
+        chunks, scores, ranks, contributions = (
+            fused_lists.chunks, fused_lists.scores, fused_lists.ranks, fused_lists.contributions
         )
         chunk_list = chunks.tolist()
         row_of = {chunk: i for i, chunk in enumerate(chunk_list)}

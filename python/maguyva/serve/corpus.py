@@ -10,7 +10,7 @@ Every answer first brings the repositories it reads up to date (`Repository.refr
 Each repository answers with its own index and the whole of `Index.search` (classification,
 routing, its modalities fused, its ranking), so with one repository the answer is exactly
 `Index.search`'s. Several answers are fused by the same weighted Reciprocal Rank Fusion loop
-(`maguyva.rrf_fuse`, one call), each repository's ranking one list of equal weight: a result's
+(`maguyva.query.fuse.fuse_rankings`), each repository's ranking one list of equal weight: a result's
 place depends on its rank within its own repository, so each repository's best answer ranks
 beside the others' best, and a larger repository, however many candidates it has, does not push
 a smaller one out of the top results. Answers that are not comparable are left out first: a
@@ -30,15 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva._core import rrf_fuse
 from maguyva.embed import Embedder, EmbeddingError
 from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
 from maguyva.index.freshness import Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
-from maguyva.query import route
-from maguyva.query.classify import classify
+from maguyva.query.fuse import fuse_rankings
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
 from maguyva.query.search import DEFAULT_RANKING, RANKINGS
@@ -395,7 +393,7 @@ class Corpus:
             names = (opened[0][0].name,) * len(response.results)
             return CorpusResponse(response, names, _file_sizes(opened[0][1], response.results), refreshes)
         responses = list(self._pool.map(answer, range(len(opened))))
-        taking = _comparable_answers(opened, responses, query, preset)
+        taking = _comparable_answers(opened, responses)
         return _fuse(opened, responses, taking, top_k, preset, refreshes, started)
 
 
@@ -405,7 +403,7 @@ _SYMBOL_INTENTS = frozenset({FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS})
 
 
 def _comparable_answers(
-    opened: list[tuple[Repository, Index]], responses: list[SearchResponse], query: str, preset: str
+    opened: list[tuple[Repository, Index]], responses: list[SearchResponse]
 ) -> list[int]:
     """The repositories whose answers take part in the fusion.
 
@@ -418,12 +416,15 @@ def _comparable_answers(
     ignoring case, then ignoring separators) answer a question about a symbol.
     """
     taking = [p for p, response in enumerate(responses) if response.results]
-    classification = classify(query)
-    if route.plan(query, classification, preset).strategy == "direct":
+    if not responses:
+        return taking
+    # The question was classified and planned once per repository, the same way each time.
+    asked = responses[0]
+    if asked.planned_strategy == "direct":
         direct = [p for p in taking if responses[p].fusion_strategy == "direct"]
         taking = direct or taking
-    subject = classification.subject
-    if subject and classification.intent in _SYMBOL_INTENTS and len(taking) > 1:
+    subject = asked.subject
+    if subject and asked.intent in _SYMBOL_INTENTS and len(taking) > 1:
         tier = {p: _definition_tier(opened[p][1], subject) for p in taking}
         best = min(tier.values())
         if best <= navigate.SEPARATORLESS:
@@ -447,28 +448,13 @@ def _fuse(
     refreshes: dict[str, Refresh],
     started: float,
 ) -> CorpusResponse:
-    """Reciprocal Rank Fusion of the repositories' rankings, in one `rrf_fuse` call.
-
-    Each repository's answer is one ranked list of weight 1, so a result earns 1 / (k + rank + 1)
-    with the preset's k whatever the size of its repository. Centrality boosts, demotion and one
-    result per file were applied inside each repository: here every result is its own group,
-    with no boost. Results of equal rank in two repositories tie, and a tie goes to the higher
-    score within its repository: fusion ids are given in that order, and `rrf_fuse` breaks ties
-    by the smaller id.
-    """
-    entries = sorted(
-        ((rank, -hit.score, p, hit) for p in taking for rank, hit in enumerate(responses[p].results)),
-        key=lambda entry: entry[:3],
-    )
-    ids = {(p, rank): i for i, (rank, _, p, _) in enumerate(entries)}
-    ranked = [np.array([ids[p, r] for r in range(len(responses[p].results))], dtype=np.uint32) for p in taking]
-    n = len(entries)
+    """The repositories' rankings merged by Reciprocal Rank Fusion (`fuse_rankings`): each
+    answer is one list of weight 1, its results already boosted, demoted and one per file within
+    their repository; results of equal rank tie, and a tie goes to the higher score within its
+    repository."""
     k = float(PRESETS[preset].rrf_k or PRESETS["default"].rrf_k or 40)
-    chosen, _, _, _ = rrf_fuse(
-        ranked, [1.0] * len(ranked), k, np.zeros(n, np.float32), np.ones(n, np.float32),
-        np.arange(n, dtype=np.uint32), top_k,
-    )  # fmt: skip
-    results = [entries[i] for i in chosen.tolist()]
+    fused = fuse_rankings([[hit.score for hit in responses[p].results] for p in taking], k, top_k)
+    results = [(taking[which], responses[taking[which]].results[rank]) for which, rank in fused]
     answered = [responses[p] for p in taking] or responses[:1]
     timings: dict[str, float] = {}
     for response in answered:
@@ -478,13 +464,13 @@ def _fuse(
     merged = replace(
         answered[0],
         fusion_strategy="direct" if all(r.fusion_strategy == "direct" for r in answered) else "rrf",
-        results=[hit for _, _, _, hit in results],
+        results=[hit for _, hit in results],
         modalities_run=tuple(name for name in MODALITIES if name in run),
         elapsed_ms=(time.perf_counter() - started) * 1e3,
         timings_ms=timings,
     )
-    repos = tuple(opened[p][0].name for _, _, p, _ in results)
-    sizes = tuple(_file_sizes(opened[p][1], [hit])[0] for _, _, p, hit in results)
+    repos = tuple(opened[p][0].name for p, _ in results)
+    sizes = tuple(_file_sizes(opened[p][1], [hit])[0] for p, hit in results)
     return CorpusResponse(merged, repos, sizes, refreshes)
 
 
