@@ -1161,7 +1161,7 @@ LANGUAGES = sorted(CASES)
 
 
 def test_every_language_has_a_case() -> None:
-    from maguyva.index.languages import LANGUAGES as SPECS
+    from maguyva.index.parse.languages import LANGUAGES as SPECS
 
     assert sorted(SPECS) == LANGUAGES
 

@@ -1,7 +1,7 @@
 """What maguyva knows about each language it parses, as data.
 
 One `LanguageSpec` per language: how files are recognised, and tree-sitter queries that say which
-nodes are definitions and which are references. `parse.py` runs the queries; nothing in here is
+nodes are definitions and which are references. `maguyva.index.parse` runs the queries; nothing in here is
 logic. The queries follow one naming convention for their captures:
 
 definitions

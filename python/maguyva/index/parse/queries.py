@@ -1,0 +1,102 @@
+"""Each language's tree-sitter query, compiled once per process from `languages.py`, and a
+parser per thread."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+
+import tree_sitter_language_pack
+from tree_sitter import Parser, Query
+
+from maguyva.index.parse.languages import LANGUAGES, LanguageSpec
+
+#: The parser's log, one for the whole package.
+logger = logging.getLogger("maguyva.index.parse")
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    """What the matches of one pattern of a language's query are."""
+
+    #: "definition", "call", "import", "inherit", "comment", "attribute", "doc", "doc.inner"
+    #: or "signature".
+    role: str
+    #: For definitions, the symbol kind or "scope".
+    kind: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    spec: LanguageSpec
+    query: Query
+    patterns: tuple[_Pattern, ...]
+
+
+#: Compiled state by language; None for a language whose grammar or query failed to load.
+_compiled: dict[str, Compiled | None] = {}
+
+
+_compile_lock = threading.Lock()
+_thread = threading.local()
+
+
+def compiled_for(language: str) -> Compiled | None:
+    if language in _compiled:
+        return _compiled[language]
+    with _compile_lock:
+        if language not in _compiled:
+            try:
+                _compiled[language] = _compile(LANGUAGES[language])
+            except Exception:  # reported once; files of the language are then chunked as text
+                logger.exception("could not load the %s grammar; its files are text", language)
+                _compiled[language] = None
+    return _compiled[language]
+
+
+def _compile(spec: LanguageSpec) -> Compiled:
+    grammar = tree_sitter_language_pack.get_language(spec.grammar_name)  # type: ignore[arg-type]
+    source = "\n".join(
+        [
+            spec.definitions,
+            spec.calls,
+            spec.imports,
+            spec.inherits,
+            spec.docs,
+            *(f"({node_type}) @comment" for node_type in sorted(spec.comments)),
+            *(f"({node_type}) @attribute" for node_type in sorted(spec.attributes)),
+        ]
+    )
+    query = Query(grammar, source)
+    patterns = tuple(
+        _pattern_role(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
+        for i in range(query.pattern_count)
+    )
+    return Compiled(spec, query, patterns)
+
+
+_DEFINITION_CAPTURE = re.compile(r"@definition\.(\w+)")
+
+
+def _pattern_role(pattern: str) -> _Pattern:
+    definition = _DEFINITION_CAPTURE.search(pattern)
+    if definition:
+        return _Pattern("definition", definition.group(1))
+    for role in ("signature", "call", "import", "inherit", "doc.inner", "doc", "comment"):
+        if f"@{role}" in pattern:
+            return _Pattern(role)
+    return _Pattern("attribute")
+
+
+def parser_for(language: str) -> Parser:
+    parsers: dict[str, Parser] | None = getattr(_thread, "parsers", None)
+    if parsers is None:
+        parsers = _thread.parsers = {}
+    parser = parsers.get(language)
+    if parser is None:
+        name = LANGUAGES[language].grammar_name
+        grammar = tree_sitter_language_pack.get_language(name)  # type: ignore[arg-type]
+        parser = parsers[language] = Parser(grammar)
+    return parser
