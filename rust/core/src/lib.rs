@@ -22,6 +22,41 @@
 //! let hits = top_k(&codes, &[0u8; 8], 2, None).unwrap();
 //! assert_eq!(hits.iter().map(|h| (h.row, h.distance)).collect::<Vec<_>>(), vec![(0, 0), (2, 32)]);
 //! ```
+//!
+//! A question answered end to end in miniature: the text and semantic retrievers each rank three
+//! chunks (one per file, the third a vendored copy), and fusion merges their lists by their
+//! intent's weights, with the copy demoted.
+//!
+//! ```
+//! use maguyva_core::fusion::{fuse, ChunkTable, RankedList};
+//! use maguyva_core::hamming::{top_k, Codes};
+//! use maguyva_core::trigram::TrigramIndex;
+//!
+//! let chunks = [
+//!     "def retry(request):\n    return send(request)\n",
+//!     "def send(request):\n    return post(request)\n",
+//!     "# vendored copy\ndef retry(request): pass\n",
+//! ];
+//! let (text, _) = TrigramIndex::build(chunks.iter().enumerate().map(|(id, c)| (id as u32, c.as_bytes().to_vec())).collect())?;
+//! // The text retriever: the chunks holding the literal, here in id order.
+//! let literal: Vec<u32> = text.search(b"retry", false)?.iter().map(|m| m.doc_id).collect();
+//! assert_eq!(literal, [0, 2]);
+//! assert_eq!(text.search(b"retry", false)?[0].lines, [1]);
+//!
+//! // The semantic retriever: one 8-bit code per chunk, nearest to the question's code first.
+//! let codes = [0b0000_0001u8, 0b0000_0000, 0b0000_0011];
+//! let nearest: Vec<u32> = top_k(&Codes::new(&codes, 1)?, &[0], 3, None)?.iter().map(|n| n.row).collect();
+//! assert_eq!(nearest, [1, 0, 2]);
+//!
+//! // Fusion: each list's rank r adds weight / (k + r + 1); the vendored copy's score is halved.
+//! let table = ChunkTable { centrality: &[0.0; 3], demotion: &[1.0, 1.0, 0.5], file: &[0, 1, 2] };
+//! let lists = [RankedList { weight: 1.0, ids: &literal }, RankedList { weight: 0.5, ids: &nearest }];
+//! let fused = fuse(&lists, &table, 60.0, 3)?;
+//! assert_eq!(fused.iter().map(|hit| hit.chunk).collect::<Vec<_>>(), [0, 2, 1]);
+//! assert!((fused[0].score - (1.0 / 61.0 + 0.5 / 62.0)).abs() < 1e-12);
+//! assert_eq!(fused[2].modalities[0], None); // the text retriever never listed chunk 1
+//! # Ok::<(), maguyva_core::Error>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod embed;
