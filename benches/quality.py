@@ -81,7 +81,7 @@ import peers  # noqa: E402  (ripgrep and bm25s, and their aggregation)
 import queries  # noqa: E402  (the metric, coverage and the repository selection)
 from queries import CATEGORIES, KS, QUICK_REPOS, Coverage, ndcg  # noqa: E402
 
-from maguyva.query.rerank import Signals  # noqa: E402
+from maguyva.query.rank.signals import Signals  # noqa: E402
 
 TOP_K = 10
 DEFAULT_BENCH = HERE.parents[1] / "shared" / "bench"
@@ -294,7 +294,7 @@ def no_task_descriptions() -> Iterator[None]:
 @contextmanager
 def rerank_constant(name: str, value: float) -> Iterator[None]:
     """A tuned number of the post-fusion signals set to `value` (they are read when used)."""
-    from maguyva.query import rerank
+    from maguyva.query.rank import signals as rerank
 
     original = getattr(rerank, name)
     setattr(rerank, name, value)
@@ -306,12 +306,12 @@ def rerank_constant(name: str, value: float) -> Iterator[None]:
 
 def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
     """The variants of `--sweep NAME=V1,V2`: the default preset with NAME at each value."""
-    from maguyva.query import rerank
+    from maguyva.query.rank import signals as rerank
 
     name, _, values = spec.partition("=")
     designed = getattr(rerank, name, None)
     if not isinstance(designed, int | float) or isinstance(designed, bool) or not values:
-        parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.query.rerank")
+        parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.query.rank.signals")
     try:
         numbers = [float(v) for v in values.split(",")]
     except ValueError:
@@ -678,6 +678,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                                              args.variants, sweeps)
 
     import bm25s
+
     import maguyva
 
     environment = {"python": platform.python_version(), "cpus": os.cpu_count(),
@@ -806,7 +807,7 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-semble", action="store_true", help="skip semble")
     parser.add_argument("--no-ablations", action="store_true", help="maguyva's presets only")
     parser.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
-                        help="also run the default preset with a constant of maguyva.query.rerank set to each "
+                        help="also run the default preset with a constant of maguyva.query.rank.signals set to each "
                              "value (repeatable); benches/folds.py then chooses among them out of fold")
     parser.add_argument("--local-model", type=Path, metavar="DIR",
                         help="index and search with this local embedding model folder instead of the shipped one")

@@ -8,7 +8,7 @@
                                    [--json report.json]
     python benches/ranker.py choose dev.pkl.gz mined.pkl.gz [--model ranker.json] [--l2 L,...] [--json choice.json]
     python benches/ranker.py write REPORT.json [REPORT.json ...] [--choice choice.json]
-                                   [--out python/maguyva/query/ranker.json]
+                                   [--out python/maguyva/query/rank/ranker.json]
     python benches/ranker.py speed --bench ../shared/bench --repos DIR [--repos-subset NAME ...]
 
 `collect` builds every repository's index cold (as quality.py does), asks each annotated query
@@ -59,7 +59,6 @@ import random
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -792,7 +791,7 @@ def main(argv: list[str]) -> int:
     w = sub.add_parser("write", help="ship the best model of train --json reports")
     w.add_argument("reports", type=Path, nargs="*", help="train --json reports (none: keep the shipped ranking)")
     w.add_argument("--choice", type=Path, help="a choose --json report: its best choice within a file goes too")
-    w.add_argument("--out", type=Path, default=HERE.parent / "python" / "maguyva" / "query" / "ranker.json")
+    w.add_argument("--out", type=Path, default=HERE.parent / "python" / "maguyva" / "query" / "rank" / "ranker.json")
     h = sub.add_parser("choose", help="fit the choice of the chunk each file shows, with repository folds")
     h.add_argument("data", type=Path, nargs="+")
     h.add_argument("--model", type=Path, help="the ranking model placing the files (default: the shipped one)")

@@ -22,7 +22,7 @@ BUILD = ("maguyva.index", "maguyva.embed")
 ANSWER = ("maguyva.query",)
 SURFACES = ("maguyva.serve",)
 RETRIEVERS = ("maguyva.query.retrievers",)
-RANKING = ("maguyva.query.rank", "maguyva.query.rerank")
+RANKING = ("maguyva.query.rank",)
 ENTRY_POINTS = ("maguyva", "maguyva.__main__")
 LEAVES = ("maguyva.errors", "maguyva.lexicon", "maguyva.config")
 
@@ -112,17 +112,17 @@ def test_every_kind_of_import_is_seen(tmp_path: Path):
         (root / folder / "__init__.py").write_text("")
     (root / "__init__.py").write_text("")
     (root / "query" / "plan.py").write_text("STEPS = 3\n")
-    (root / "query" / "rerank.py").write_text("BONUS = 2\n")
+    (root / "query" / "rank.py").write_text("BONUS = 2\n")
     (root / "index" / "build.py").write_text(
         "import maguyva.query.plan\n"
         "def later():\n    from maguyva.query import plan\n"
         "def relative():\n    from ..query.plan import STEPS\n"
     )
-    (root / "query" / "retrievers" / "words.py").write_text("from ..rerank import BONUS\n")
+    (root / "query" / "retrievers" / "words.py").write_text("from ..rank import BONUS\n")
     (root / "query" / "search.py").write_text("from maguyva.serve import api\n")
     broken = broken_rules(root)
     assert sum("maguyva.index.build imports maguyva.query" in b for b in broken) >= 3
-    assert any(b.startswith("maguyva.query.retrievers.words imports maguyva.query.rerank") for b in broken)
+    assert any(b.startswith("maguyva.query.retrievers.words imports maguyva.query.rank") for b in broken)
     assert any(b.startswith("maguyva.query.search imports maguyva.serve") for b in broken)
 
 

@@ -11,7 +11,8 @@ from test_rerank import index_fixture
 from maguyva import Index
 from maguyva.query import rank
 from maguyva.query.classify import classify as response_classification
-from maguyva.query.rank import FEATURES, GROUPS, RankModel, RankModelError
+from maguyva.errors import RankModelError
+from maguyva.query.rank import FEATURES, GROUPS, RankModel
 from maguyva.query.search import Searcher
 
 FILES = {

@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 
 from maguyva import Index
-from maguyva.query.classify import classify
 from maguyva.index.roles import is_secondary_path
-from maguyva.query.rerank import (
+from maguyva.query.classify import classify
+from maguyva.query.rank.signals import (
     FILE_AGREEMENT,
     FILE_NAME_BONUS,
     HEADER_BESIDE_SOURCE,
-    FusedParts,
-    Adjustment,
     OLDER_VERSION,
     PART_BESIDE_WHOLE,
     SECONDARY_CODE,
     WINDOWS_PORT,
+    Adjustment,
+    FusedParts,
     PathVocabulary,
     Signals,
     definition_bonuses,
@@ -658,7 +658,7 @@ vocabulary_index = index_fixture("vocabulary_index", VOCABULARY_FILES)
     "xyzzy",                                    # nothing agrees
 ])
 def test_path_agreement_for_all_files_at_once_is_each_files_own(vocabulary_index: Index, query: str):
-    from maguyva.query import rerank
+    from maguyva.query.rank import signals as rerank
 
     reader = vocabulary_index.reader
     words = rerank.question_words(query)

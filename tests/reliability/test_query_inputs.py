@@ -18,15 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maguyva import Index
-from maguyva.serve.cli import main as cli_main
-from maguyva.serve.corpus import Corpus
 from maguyva.index.symbols import symbol_table
-from maguyva.serve.mcp import TOOLS, ToolFailure, call_tool
 from maguyva.query import classify as classify_module
-from maguyva.query import rerank
 from maguyva.query.classify import Classification, classify
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, PRESETS, RULES_BY_NAME
+from maguyva.query.rank import signals as rerank
 from maguyva.query.search import QueryTooLongError
+from maguyva.serve.cli import main as cli_main
+from maguyva.serve.corpus import Corpus
+from maguyva.serve.mcp import TOOLS, ToolFailure, call_tool
 
 #: A small invented project: a bakery's oven schedule, order queue, shop front and ledger.
 TREE = {

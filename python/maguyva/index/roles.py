@@ -2,7 +2,7 @@
 
 A question about a concept matches its tests, examples and documentation as well as the code
 that implements it, and a file written once per platform or kept for an older version as well as
-the one most readers mean. The ranking weighs these facts (`maguyva.query.rerank`,
+the one most readers mean. The ranking weighs these facts (`maguyva.query.rank.signals`,
 `maguyva.query.rank`); they depend only on the paths of the index, so the build works them out
 and stores them with each file (`files.roles`, a bit per role, and `files.role_names`), and no
 query works them out again.

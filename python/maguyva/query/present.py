@@ -8,7 +8,7 @@ import numpy as np
 from maguyva.index.reader import IndexReader
 from maguyva.index.store import shown_path
 from maguyva.query.intents import ANSWER_SPAN_MODALITY
-from maguyva.query.rerank import Adjustment
+from maguyva.query.rank.signals import Adjustment
 from maguyva.query.results import Hit, ModalityPart
 from maguyva.query.retrievers.base import Candidate
 

@@ -25,7 +25,7 @@ class Hit:
     modalities: dict[str, ModalityPart]
     snippet: str
     chunk: int
-    #: What the post-fusion signals changed (`maguyva.query.rerank`): "definition" and "path"
+    #: What the post-fusion signals changed (`maguyva.query.rank.signals`): "definition" and "path"
     #: bonuses added to the fused score, then each demotion's "<why>_factor" applied (why:
     #: secondary_code, header_beside_source, part_beside_whole, older_version, windows_port); empty
     #: if none.

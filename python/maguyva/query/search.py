@@ -23,7 +23,7 @@ from maguyva.query import present, rank, route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
-from maguyva.query.rerank import Adjustment, FusedParts, Signals, rerank
+from maguyva.query.rank.signals import Adjustment, FusedParts, Signals, rerank
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever

@@ -219,7 +219,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 def explanation(hit: Hit) -> str:
     """What made a result's score: each modality's rank and contribution, then, with the learned
     ranking, each feature's part of the score (`maguyva.query.rank`), or the hand-set post-fusion
-    bonuses and factor (`maguyva.query.rerank`)."""
+    bonuses and factor (`maguyva.query.rank.signals`)."""
     parts = [f"{name} #{part.rank + 1} (+{part.contribution:.4f})" for name, part in hit.modalities.items()]
     if hit.features:
         found = "; ".join(parts) or "no modality (added by a ranking signal)"

@@ -97,7 +97,7 @@ fn assert_no_big_allocation() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The layout of a serialized index, recomputed from the header as docs/TRIGRAM_FORMAT.md gives it.
+// The layout of a serialized index, recomputed from the header as section 2 of docs/FORMAT.md gives it.
 
 const HEADER_LEN: usize = 72;
 const TRAILER_LEN: usize = 4;

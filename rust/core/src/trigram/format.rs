@@ -1,4 +1,4 @@
-//! The serialized form of a trigram index (version 2), described in `docs/TRIGRAM_FORMAT.md`.
+//! The serialized form of a trigram index (version 2), described in `docs/FORMAT.md`, section 2.
 //!
 //! ```text
 //! header   magic "MGVTRGM\0" | version u32 | flags u32

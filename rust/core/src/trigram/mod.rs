@@ -5,7 +5,7 @@
 //! candidate is verified against its stored bytes (in parallel). Trigrams are taken over
 //! ASCII-case-folded bytes, so one index answers both case-sensitive and case-insensitive queries.
 //!
-//! The index lives in one byte buffer in its on-disk format (`docs/TRIGRAM_FORMAT.md`), so a built
+//! The index lives in one byte buffer in its on-disk format (`docs/FORMAT.md`, section 2), so a built
 //! index and a loaded one are the same thing and serializing is free.
 //!
 //! ```

@@ -35,7 +35,7 @@ from maguyva.index.reader import IndexReader, per_reader
 from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, split_identifier
 from maguyva.query.classify import Classification
 from maguyva.query.intents import MODALITIES
-from maguyva.query.rerank import (
+from maguyva.query.rank.signals import (
     DEMOTIONS,
     Adjustment,
     FusedParts,
@@ -435,7 +435,7 @@ def rows_of_shown_files(file_ids: np.ndarray, scores: np.ndarray, candidates: Se
 def hand_weights() -> np.ndarray:
     """The weights that reproduce the hand-set signals' ranking (for one demotion at a time; two
     demotions of one candidate add where the hand-set factors multiply)."""
-    from maguyva.query import rerank
+    from maguyva.query.rank import signals as rerank
 
     w = np.zeros(len(FEATURES))
     w[_COLUMN["fused"]] = 1.0
@@ -544,5 +544,5 @@ class RankModel:
 @cache
 def shipped_model() -> RankModel:
     """The model trained on the benchmark and mined sets, shipped in the package."""
-    text = resources.files("maguyva.query").joinpath("ranker.json").read_text(encoding="utf-8")
+    text = resources.files("maguyva.query.rank").joinpath("ranker.json").read_text(encoding="utf-8")
     return RankModel.from_json(text, name="ranker.json")
