@@ -13,7 +13,7 @@ positive, and the fold then scores its own entries' gain (0 when the rule was dr
 the plain mean gain over every entry; out of fold the mean of what the held-out folds scored.
 A rule worth keeping has a positive out-of-fold gain and is kept in every fold.
 
-The variants of `quality.py --sweep NAME=V1,V2` (a constant of the post-fusion signals at other
+The variants of `quality.py --sweep NAME=V1,V2` (a tuned number of maguyva.config at other
 values) are read as choices: per fold, the value with the best mean improvement over the designed
 one on the other folds (or the designed value, when none improves on it) scores its fold; the
 table gives each value's in-fold improvement, the best, and the out-of-fold improvement of

@@ -4,7 +4,7 @@
                               [--json benches/results/quality.json] [--semble-python ../venv-semble/bin/python]
                               [--repos-subset NAME ...] [--quick] [--no-ablations] [--no-semble]
                               [--variants NAME ...]   # only these presets and ablations, by name
-                              [--sweep NAME=V1,V2 ...]   # a rerank constant at other values (folds.py)
+                              [--sweep NAME=V1,V2 ...]   # a number of maguyva.config at other values (folds.py)
 
     python benches/quality.py fetch --dest DIR [--bench DIR] [--repos-subset NAME ...]
                                     [--annotations [--semble-ref REF]]   # --annotations needs --bench
@@ -292,32 +292,32 @@ def no_task_descriptions() -> Iterator[None]:
 
 
 @contextmanager
-def rerank_constant(name: str, value: float) -> Iterator[None]:
-    """A tuned number of the post-fusion signals set to `value` (they are read when used)."""
-    from maguyva.query.rank import signals as rerank
+def tuned_number(name: str, value: float) -> Iterator[None]:
+    """A tuned number of `maguyva.config` set to `value` (stages read them when they use them)."""
+    from maguyva import config
 
-    original = getattr(rerank, name)
-    setattr(rerank, name, value)
+    original = getattr(config, name)
+    setattr(config, name, value)
     try:
         yield
     finally:
-        setattr(rerank, name, original)
+        setattr(config, name, original)
 
 
 def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
     """The variants of `--sweep NAME=V1,V2`: the default preset with NAME at each value."""
-    from maguyva.query.rank import signals as rerank
+    from maguyva import config
 
     name, _, values = spec.partition("=")
-    designed = getattr(rerank, name, None)
+    designed = getattr(config, name, None)
     if not isinstance(designed, int | float) or isinstance(designed, bool) or not values:
-        parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.query.rank.signals")
+        parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.config")
     try:
         numbers = [float(v) for v in values.split(",")]
     except ValueError:
         parser.error(f"--sweep {spec}: the values must be numbers")
     return [Variant(f"default, {name}={v:g}", "default", f"default preset with {name} = {v:g} (designed {designed:g})",
-                    lambda _r, v=v: rerank_constant(name, v), base="maguyva default")
+                    lambda _r, v=v: tuned_number(name, v), base="maguyva default")
             for v in numbers if v != designed]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maguyva import Index
+from maguyva import Index, config
 from maguyva.index import roles
 from maguyva.index.roles import roles_of
 
@@ -64,6 +64,6 @@ def test_an_index_stores_the_roles_of_its_files(tmp_path):
         assert stored["kiln/glaze.c"] == (0, None)
         # Vendored code's chunks are demoted in fusion by the stored role.
         vendored = next(f.id for f in reader.files if f.path == "kiln/vendor/clay/clay.c")
-        assert set(reader.chunk_demotion[reader.chunk_file == vendored].tolist()) == {roles.DEMOTION}
+        assert set(reader.chunk_demotion[reader.chunk_file == vendored].tolist()) == {config.VENDORED_DEMOTION}
     finally:
         index.close()

@@ -3,15 +3,15 @@ and the command line."""
 
 from __future__ import annotations
 
-import math
 import json
+import math
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from maguyva import Index
+from maguyva import Index, config
 from maguyva.serve.cli import main
 
 FILES = {
@@ -336,10 +336,9 @@ def test_cli_answers_each_intent(repo, index, capsys, query, intent, path):
 
 def test_parallel_and_sequential_retrieval_agree(index, monkeypatch):
     # Small indexes run their modalities one after the other; large ones in parallel.
-    import maguyva.query.search as search_module
 
     queries = ["how does login work", "who calls check_password", '"ECONNREFUSED"', "verify tokens"]
     sequential = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
-    monkeypatch.setattr(search_module, "PARALLEL_MIN_CHUNKS", 0)
+    monkeypatch.setattr(config, "PARALLEL_MIN_CHUNKS", 0)
     parallel = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
     assert parallel == sequential and all(sequential)

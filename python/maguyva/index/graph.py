@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import rustworkx as rx
 
+from maguyva import config
 from maguyva.lexicon import TYPE_KINDS
 
 #: File names that stand for their folder as a module (package initialisers and index files).
@@ -213,15 +214,11 @@ def _suffix_match(file_parts: list[str], module_parts: list[str]) -> int:
     return n
 
 
-#: Divides the excess PageRank (see `centrality`). Measured on the dev split with the default
-#: preset (benches/queries.py --ablation): NDCG@10 0.725 with divisor 1 (about 5% of chunks at
-#: the boost's cap), 0.753 with 4, 0.760 with 16, 0.754 with no boost at all.
-CENTRALITY_DIVISOR = 16.0
 
 
 def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     """PageRank of every node over the dependency edges, scaled to
-    `max(0, n * rank - 1) / CENTRALITY_DIVISOR`.
+    `max(0, n * rank - 1) / config.CENTRALITY_DIVISOR`.
 
     PageRank sums to 1, so `n * rank` is 1 for a node of average importance. The scaled value
     is 0 at or below average — no boost — and reaches the fusion boost's cap (e^(5/3) - 1,
@@ -235,7 +232,7 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     graph.add_edges_from_no_data([(e.src, e.dst) for e in edges])
     ranks = rx.pagerank(graph, alpha=0.85, max_iter=200, tol=1e-8)
     values = np.array([ranks[i] for i in range(node_count)], dtype=np.float64)
-    return (np.maximum(0.0, node_count * values - 1.0) / CENTRALITY_DIVISOR).astype(np.float32)
+    return (np.maximum(0.0, node_count * values - 1.0) / config.CENTRALITY_DIVISOR).astype(np.float32)
 
 
 def in_degree(node_count: int, edges: Sequence[Edge]) -> np.ndarray:

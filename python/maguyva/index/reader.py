@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from maguyva import config
 from maguyva._core import CorruptIndexError, TrigramIndex
 from maguyva.errors import IndexStoreError
 from maguyva.index import graph, roles, store
@@ -254,7 +255,7 @@ class IndexReader:
     def chunk_demotion(self) -> np.ndarray:
         """The ranking multiplier of every chunk's path (1, or less for vendored, built,
         minified or generated code)."""
-        per_file = np.where(self.file_roles & roles.VENDORED, roles.DEMOTION, 1.0).astype(np.float32)
+        per_file = np.where(self.file_roles & roles.VENDORED, config.VENDORED_DEMOTION, 1.0).astype(np.float32)
         return per_file[self.chunk_file] if len(self.chunk_file) else np.zeros(0, dtype=np.float32)
 
     def close(self) -> None:

@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from maguyva import config
+
 TEST = 1
 SECONDARY = 2
 VENDORED = 4
@@ -35,8 +37,6 @@ PART_BESIDE_WHOLE = 16
 OLDER_VERSION = 32
 WINDOWS_PORT = 64
 
-#: Score multiplier of vendored, built, archived, minified or generated code in fusion.
-DEMOTION = 0.5
 
 _DEMOTED_FOLDERS = frozenset(
     {
@@ -78,11 +78,11 @@ _PLATFORM_SUFFIX = re.compile(r"^(?P<base>.+)_(?:unix|posix|linux|darwin|bsd|fre
 
 
 def path_demotion(path: str) -> float:
-    """DEMOTION for vendored, built or generated code (a relative, '/'-separated path), else 1."""
+    """config.VENDORED_DEMOTION for vendored, built or generated code (a relative, '/'-separated path), else 1."""
     *folders, name = path.split("/")
     if any(folder.lower() in _DEMOTED_FOLDERS for folder in folders):
-        return DEMOTION
-    return DEMOTION if _DEMOTED_NAMES.search(name) else 1.0
+        return config.VENDORED_DEMOTION
+    return config.VENDORED_DEMOTION if _DEMOTED_NAMES.search(name) else 1.0
 
 
 def is_test_path(path: str) -> bool:

@@ -38,6 +38,7 @@ from itertools import chain
 
 import numpy as np
 
+from maguyva import config
 from maguyva.config import BM25_B, BM25_K1
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
@@ -54,18 +55,6 @@ from maguyva.lexicon import (
 EXACT, CASELESS, NAME_WORDS, QUESTION_WORDS = 1, 2, 3, 4
 
 
-# Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
-_W_NAME = 3.0
-_W_QUALIFIER = 1.0
-_W_SIGNATURE = 0.75
-_W_DOCSTRING = 1.0
-_W_PATH = 0.4
-#: A query word that is a prefix of an indexed word, or has one as its prefix, counts this much.
-_W_PREFIX = 0.5
-_MIN_PREFIX = 4
-_MAX_EXPANSIONS = 24
-#: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
-_SECONDARY_FACTOR = 0.75
 
 def _path_rank(path: str) -> int:
     """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""
@@ -299,14 +288,14 @@ class WordIndex:
         )
         parts_keys = [name_keys, qualifier_keys, path_keys]
         parts_values = [
-            np.full(len(name_keys), _W_NAME),
-            np.full(len(qualifier_keys), _W_QUALIFIER),
-            np.full(len(path_keys), _W_PATH),
+            np.full(len(name_keys), config.WORD_WEIGHT_NAME),
+            np.full(len(qualifier_keys), config.WORD_WEIGHT_QUALIFIER),
+            np.full(len(path_keys), config.WORD_WEIGHT_PATH),
         ]
         # Signatures and docstrings: BM25 term frequency with length normalisation.
         for texts, drop, weight, exclude in (
-            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, _W_SIGNATURE, name_keys),  # its own name is no news
-            (docstrings, STOPWORDS, _W_DOCSTRING, None),
+            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, config.WORD_WEIGHT_SIGNATURE, name_keys),  # its own name is no news
+            (docstrings, STOPWORDS, config.WORD_WEIGHT_DOCSTRING, None),
         ):
             word_ids, symbol = vocabulary.pairs(texts, drop)
             if not len(word_ids):
@@ -355,12 +344,12 @@ class WordIndex:
 
     def expansions(self, word: str) -> list[str]:
         """Name words that `word` is a prefix of, or that are prefixes of it (at least
-        _MIN_PREFIX letters), at most _MAX_EXPANSIONS, shortest first. Linear in the length of
+        config.WORD_MIN_PREFIX letters), at most config.WORD_MAX_EXPANSIONS, shortest first. Linear in the length of
         `word`: its prefixes are looked up only as long as the longest name word."""
-        if len(word) < _MIN_PREFIX:
+        if len(word) < config.WORD_MIN_PREFIX:
             return []
         longest = min(len(word), self._longest_name + 1)
-        found = [word[:k] for k in range(_MIN_PREFIX, longest) if word[:k] in self._name_set]
+        found = [word[:k] for k in range(config.WORD_MIN_PREFIX, longest) if word[:k] in self._name_set]
         start = bisect.bisect_right(self.name_vocabulary, word)
         longer: list[str] = []
         for candidate in self.name_vocabulary[start:]:
@@ -368,7 +357,7 @@ class WordIndex:
                 break
             longer.append(candidate)
         longer.sort(key=len)
-        return (found + longer)[:_MAX_EXPANSIONS]
+        return (found + longer)[:config.WORD_MAX_EXPANSIONS]
 
     def score(self, question: list[str], family: frozenset[str] | None, top: int) -> list[tuple[int, float]]:
         """The best `top` symbols for the question words, with relevance scaled to (0, 1]; only
@@ -394,7 +383,7 @@ class WordIndex:
                 in_term = np.zeros(self.count, dtype=bool)
                 parts = []
                 forms = ([(exact[0], exact[1])] if exact is not None else []) + [
-                    (p[0], p[1] * _W_PREFIX) for p in expanded
+                    (p[0], p[1] * config.WORD_WEIGHT_PREFIX) for p in expanded
                 ]
                 for form_ids, form_values in forms:
                     term[form_ids] = np.maximum(term[form_ids], form_values)
@@ -414,7 +403,7 @@ class WordIndex:
         hits = np.concatenate(reached)
         # Symbols matching more of the question's (idf-weighted) words rank higher.
         scores = total[hits] * (0.5 + 0.5 * covered[hits] / mass)
-        scores[self.secondary[hits]] *= _SECONDARY_FACTOR
+        scores[self.secondary[hits]] *= config.WORD_SECONDARY_FACTOR
         if family is not None:
             codes = [self.kind_codes[k] for k in family if k in self.kind_codes]
             allowed = np.isin(self.kind_code[hits], codes)

@@ -2,7 +2,7 @@
 
 Direct route: when the classifier is confident (>= DIRECT_CONFIDENCE) and the query is
 *ordinary*, only the intent's dominant modality runs. A query is ordinary when it is one line of
-at most ORDINARY_MAX_CHARS characters and the classifier pulled out what it is about (the symbol
+at most config.ORDINARY_MAX_CHARS characters and the classifier pulled out what it is about (the symbol
 of a definition, reference or impact question; the literal of an exact-match one): then the
 dominant modality has exactly what it needs, and running the others would only dilute it.
 The quick preset always runs the semantic modality alone.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from maguyva import config
 from maguyva.errors import QueryError
 from maguyva.query.classify import Classification
 from maguyva.query.intents import (
@@ -28,10 +29,6 @@ from maguyva.query.intents import (
 )
 from maguyva.query.retrievers.base import Query
 
-ORDINARY_MAX_CHARS = 200
-#: How far a blast radius reaches: edges from the symbol of an impact question.
-IMPACT_DEPTH = 3
-
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -43,7 +40,7 @@ class Plan:
 
 
 def is_ordinary(query: str, classification: Classification) -> bool:
-    return "\n" not in query.strip() and len(query) <= ORDINARY_MAX_CHARS and bool(classification.subject)
+    return "\n" not in query.strip() and len(query) <= config.ORDINARY_MAX_CHARS and bool(classification.subject)
 
 
 def plan(query: str, classification: Classification, preset: str) -> Plan:
@@ -75,7 +72,7 @@ def request(text: str, classification: Classification) -> Query:
     intent, subject = classification.intent, classification.subject
     walk_depth = None
     if intent in (FIND_REFERENCES, IMPACT_ANALYSIS) and subject:
-        walk_depth = 1 if intent == FIND_REFERENCES else IMPACT_DEPTH
+        walk_depth = 1 if intent == FIND_REFERENCES else config.IMPACT_DEPTH
     return Query(
         text,
         classification,

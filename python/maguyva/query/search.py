@@ -16,6 +16,7 @@ import numpy as np
 # SystemError.
 import numpy.ma  # noqa: F401
 
+from maguyva import config
 from maguyva.embed import Embedder, make_embedder
 from maguyva.errors import QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
@@ -31,17 +32,6 @@ from maguyva.query.retrievers.semantic import SemanticRetriever
 from maguyva.query.retrievers.structural import StructuralRetriever
 from maguyva.query.retrievers.text import TextRetriever
 
-#: How many candidates each modality hands to fusion, per result asked for (and at least
-#: MIN_CANDIDATES): enough for agreement between modalities to show below the top.
-CANDIDATES_PER_RESULT = 5
-MIN_CANDIDATES = 50
-#: The modalities run in parallel over indexes of at least this many chunks. Below it each one
-#: takes a fraction of a millisecond, mostly in Python under the GIL, and handing them to threads
-#: costs more than it saves: over the 400 dev-split queries (repositories of 80 to 10,700 chunks,
-#: 2 cores) one after the other gave p50 2.1-2.4 ms (default) and 2.5-3.0 ms (thorough), a pool
-#: of 4 threads 2.3-3.4 and 2.8-3.2. Over large indexes the kernels (Hamming scan, trigram
-#: verification) run for milliseconds without the GIL, and running them side by side pays.
-PARALLEL_MIN_CHUNKS = 50_000
 #: How the post-fusion signals are weighed: "learned" (`rank.shipped_model`, trained with
 #: repository folds by benches/ranker.py) or "hand" (the numbers of `rerank`).
 RANKINGS = ("learned", "hand")
@@ -111,7 +101,7 @@ class Searcher:
         plan = route.plan(query, classification, preset)
         planned = plan.strategy
         request = route.request(query, classification)
-        limit = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+        limit = max(top_k * config.CANDIDATES_PER_RESULT, config.MIN_CANDIDATES)
         lists, timings = self._retrieve(plan, request, limit)
         if plan.strategy == "direct" and not any(lists.values()) and preset != "quick":
             # The dominant modality found nothing: let the others try rather than answer nothing.
@@ -145,7 +135,7 @@ class Searcher:
             return found, (time.perf_counter() - t) * 1e3
 
         names = [name for name, _ in plan.modalities]
-        if len(names) == 1 or len(self.reader.chunk_file) < PARALLEL_MIN_CHUNKS:
+        if len(names) == 1 or len(self.reader.chunk_file) < config.PARALLEL_MIN_CHUNKS:
             outcomes = [run(name) for name in names]
         else:
             outcomes = list(self._pool.map(run, names))

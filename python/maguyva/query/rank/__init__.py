@@ -15,7 +15,6 @@ The package's names are the learned ranking's (`maguyva.query.rank.learned`), so
 
 from maguyva.query.rank.learned import (
     CHUNK_EVIDENCE,
-    DEEP_FOLDERS,
     FEATURES,
     FEATURES_VERSION,
     GROUPS,

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maguyva import config
 from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
@@ -104,15 +105,13 @@ _INDEX_FILES = frozenset(
     {"__init__.py", "mod.rs", "index.js", "index.ts", "index.mjs", "index.jsx", "index.tsx", "package-info.java"}
 )
 _STUB_SUFFIXES = (".d.ts", ".pyi")
-#: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
-DEEP_FOLDERS = 3
 
 
 @lru_cache(maxsize=65536)
 def deep_path_words(path: str) -> frozenset[str]:
-    """`path_words` and the words of the DEEP_FOLDERS folders holding the file: code is filed
+    """`path_words` and the words of the config.DEEP_FOLDERS folders holding the file: code is filed
     under what it is two or three levels up too (`core/cache/backends/base.py` is caching)."""
-    folders = path.split("/")[:-1][-DEEP_FOLDERS:]
+    folders = path.split("/")[:-1][-config.DEEP_FOLDERS:]
     words = set(path_words(path))
     for folder in folders:
         words.add(folder.lower())

@@ -12,7 +12,7 @@ applied to the fused candidates of the intents that answer with places to read
   words spelled by its initials: "file system" and fs.c).
   Words on the paths of most of the index's files (the project's own name) are not counted.
   A file whose whole name the question spells ("YAML node hierarchy" and YamlNode.java,
-  "the floating window" and float.lua) gains FILE_NAME_BONUS more: a name made only of the
+  "the floating window" and float.lua) gains config.FILE_NAME_BONUS more: a name made only of the
   question's words says the file is about what is asked, where a longer name sharing one word
   of it (raw_form.rs for "form extractor") is about something narrower.
   Not for a question that is a bare name with a definition in the index: that is the answer.
@@ -26,27 +26,27 @@ applied to the fused candidates of the intents that answer with places to read
 - **File coherence.** The code that explains a subsystem is a file of its own, and several of
   its chunks come up together: for explanation questions (understand_code) and sentences that
   name a symbol along the way ("TypeHandler and custom type mapping"), each file's best chunk
-  gains COHERENCE_BONUS times the best fused score, scaled by its file's share of the
+  gains config.COHERENCE_BONUS times the best fused score, scaled by its file's share of the
   largest sum of fused scores over one file's chunks.
 - **File agreement.** With one result per file, a result stands for its file: a modality that
   found the file through another of its chunks agrees with it all the same (the semantic
   modality finds the class's docstring, the text modality its method; chunk-level fusion sees
-  two half-found chunks). Each file's best chunk gains FILE_AGREEMENT times the best
+  two half-found chunks). Each file's best chunk gains config.FILE_AGREEMENT times the best
   contribution, within the file, of every modality that did not find that chunk itself.
 - **Secondary code.** Tests, examples, benchmarks, compatibility shims and files in no
   programming language (docs, data) match questions about a concept as well as the code that
-  implements it, but are rarely what is asked for: their scores are multiplied by SECONDARY_CODE.
+  implements it, but are rarely what is asked for: their scores are multiplied by config.SECONDARY_CODE_FACTOR.
   A C or C++ header beside a source file of the same name (`idna.h` next to `idna.c`) declares
-  what the source defines and explains: its scores are multiplied by HEADER_BESIDE_SOURCE. Code
+  what the source defines and explains: its scores are multiplied by config.HEADER_BESIDE_SOURCE_FACTOR. Code
   under a version folder with a newer sibling (`v3/` beside `v4/`) is kept for compatibility; a
-  question that names no version is about the newest: its scores are multiplied by OLDER_VERSION.
+  question that names no version is about the newest: its scores are multiplied by config.OLDER_VERSION_FACTOR.
   A file named as a part of another beside it (`EntryMapper.Async.cs` beside `EntryMapper.cs`, a
   partial class split by concern) answers only questions that name its part: otherwise its
-  scores are multiplied by PART_BESIDE_WHOLE, and the whole goes first.
+  scores are multiplied by config.PART_BESIDE_WHOLE_FACTOR, and the whole goes first.
   A file written once per platform (`win/serial.c` beside `unix/serial.c`, `term_windows.go` beside
   `term_unix.go`) answers a question that names no platform by its POSIX side, the code most
   builds run and the Windows port mirrors: the Windows twin's scores are multiplied by
-  WINDOWS_PORT unless the question names Windows.
+  config.WINDOWS_PORT_FACTOR unless the question names Windows.
 
 Bonuses are relative to the best fused score, so they mean the same whatever k and weights
 produced it. Every number is here, as data.
@@ -65,6 +65,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from maguyva import config
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
@@ -77,44 +78,16 @@ from maguyva.lexicon import (
 )
 from maguyva.query.classify import Classification
 
-#: Score multiplier of tests, examples, compatibility code and non-code files.
-SECONDARY_CODE = 0.3
-#: Score multiplier of a C/C++ header in the folder of a source file of the same name.
-HEADER_BESIDE_SOURCE = 0.5
-#: Score multiplier of code under a version folder that has a newer sibling, for a question that
-#: does not name that version.
-OLDER_VERSION = 0.5
+# Its numbers are in `maguyva.config` (the factors of the file roles, the bonuses and their
+# thresholds); what a question says that lifts a role's factor, and whom a bonus is for, is here.
+
+#: A question naming a version ("v3") asks for the code of that version, older or not.
 _VERSION_IN_QUESTION = re.compile(r"\bv(\d+)\b", re.I)
-#: Score multiplier of a part of a file beside the whole (`EntryMapper.Async.cs` beside `EntryMapper.cs`).
-PART_BESIDE_WHOLE = 0.5
-#: Score multiplier of a Windows port of a file that has a twin for other systems.
-WINDOWS_PORT = 0.5
+#: A question naming Windows asks for the Windows port.
 _WINDOWS_IN_QUESTION = re.compile(r"\b(?:win(?:32|64|dows|sock)?|iocp|msvc|mingw)\b", re.I)
-#: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
-#: the most, and the intents and classifier rules it applies to.
-COHERENCE_BONUS = 0.1
+#: The intents and classifier rules whose answers gain the file coherence bonus.
 COHERENCE_INTENTS = frozenset({"understand_code"})
 COHERENCE_RULES = frozenset({"identifier_in_sentence"})
-#: Share of a modality's best contribution within a file, found through another of its chunks,
-#: that the file's best chunk gains.
-FILE_AGREEMENT = 0.5
-#: Path agreement bonus, in units of the best fused score, for a path matching every word.
-PATH_BONUS = 1.0
-#: A path matching fewer than this share of the question's words gains nothing.
-PATH_MIN_SHARE = 0.10
-#: Further bonus, in units of the best fused score, for a file whose name the question spells
-#: whole (every word of the name agrees with a question word).
-FILE_NAME_BONUS = 0.2
-#: A question word found in the paths of more than this share of the index's files (the
-#: project's own name, "src", "core") says nothing about which file is meant: it is not counted.
-COMMON_PATH_WORD = 0.25
-#: Definition bonus, in units of the best fused score: for a question that is a name, for
-#: names inside a sentence, and the factor when the file is named after the symbol.
-DEFINITION_BONUS_NAME = 3.0
-DEFINITION_BONUS_IN_SENTENCE = 1.5
-DEFINITION_FILE_NAMED = 1.5
-#: The factor of a callable's definition bonus when a type of the same name is defined too.
-DEFINITION_CALLABLE_BESIDE_TYPE = 0.5
 #: Rules whose subject is a symbol's name.
 _NAME_RULES = frozenset({"definition_keyword", "definition_phrase", "identifier"})
 
@@ -205,9 +178,6 @@ def question_words(query: str, name_parts: bool = False) -> frozenset[str]:
     return frozenset(w.lower() for w in words if len(w) > 2 and w.lower() not in STOPWORDS)
 
 
-#: Shortest prefix that counts as agreement: of words as written, and of their stems.
-_SHORTEST_PREFIX = 3
-_SHORTEST_STEM_PREFIX = 4
 
 
 @lru_cache(maxsize=65536)
@@ -262,8 +232,8 @@ def agrees(word: str, path: frozenset[str], heads: frozenset[str]) -> bool:
     # Agreeing words share their first three letters, and so do their stems (a stem keeps at
     # least three letters of its word): most words are ruled out here.
     return word in path or (
-        word[:_SHORTEST_PREFIX] in heads
-        and (_agrees(word, path, _SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), _SHORTEST_STEM_PREFIX))
+        word[:config.AGREEMENT_SHORTEST_PREFIX] in heads
+        and (_agrees(word, path, config.AGREEMENT_SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), config.AGREEMENT_SHORTEST_STEM_PREFIX))
     )
 
 
@@ -309,7 +279,7 @@ def spells_name(words: frozenset[str], path: str, initials: Mapping[str, frozens
 @lru_cache(maxsize=65536)
 def _heads(words: frozenset[str]) -> frozenset[str]:
     """The first three letters of each of `words`."""
-    return frozenset(w[:_SHORTEST_PREFIX] for w in words)
+    return frozenset(w[:config.AGREEMENT_SHORTEST_PREFIX] for w in words)
 
 
 class PathVocabulary:
@@ -341,7 +311,7 @@ class PathVocabulary:
         while at < len(self._sorted) and self._sorted[at].startswith(word):
             on[self._files_of[self._sorted[at]]] = True
             at += 1
-        for i in range(_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
+        for i in range(config.AGREEMENT_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
             ids = self._files_of.get(word[:i])
             if ids is not None:
                 on[ids] = True
@@ -353,8 +323,8 @@ class PathVocabulary:
         has them agree (as written, by stems, or by initials spelled on the path), as one mask
         over the index's files: worked out from the vocabulary once, not file by file."""
         on = np.zeros(self.files, dtype=bool)
-        for found in (self._agreeing(word, self._sorted, self._files_of, _SHORTEST_PREFIX),
-                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, _SHORTEST_STEM_PREFIX)):
+        for found in (self._agreeing(word, self._sorted, self._files_of, config.AGREEMENT_SHORTEST_PREFIX),
+                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, config.AGREEMENT_SHORTEST_STEM_PREFIX)):
             for ids in found:
                 on[ids] = True
         for short, run in initials.items():
@@ -397,9 +367,9 @@ def path_vocabulary(reader: IndexReader) -> PathVocabulary:
 
 
 def telling_words(reader: IndexReader, words: frozenset[str]) -> frozenset[str]:
-    """`words` without those common to most of the index's paths (`COMMON_PATH_WORD`)."""
+    """`words` without those common to most of the index's paths (`config.COMMON_PATH_WORD`)."""
     vocabulary = path_vocabulary(reader)
-    return frozenset(w for w in words if vocabulary.share(w) <= COMMON_PATH_WORD)
+    return frozenset(w for w in words if vocabulary.share(w) <= config.COMMON_PATH_WORD)
 
 
 def _file_named_after(path: str, name: str) -> bool:
@@ -414,8 +384,8 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
     """The symbol names the question asks about, and the bonus their definitions get."""
     subject = classification.subject
     if classification.rule in _NAME_RULES and subject:
-        return [_QUALIFIERS.split(subject)[-1]], DEFINITION_BONUS_NAME
-    return _CAMEL_IN_SENTENCE.findall(query), DEFINITION_BONUS_IN_SENTENCE
+        return [_QUALIFIERS.split(subject)[-1]], config.DEFINITION_BONUS_NAME
+    return _CAMEL_IN_SENTENCE.findall(query), config.DEFINITION_BONUS_IN_SENTENCE
 
 
 class ImportSources:
@@ -489,11 +459,11 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
             chunk = table.chunk[s]
             if chunk < 0:
                 continue
-            bonus = scale * (DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
+            bonus = scale * (config.DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
             if has_type and table.kind[s] not in NAMESPACE_KINDS:
                 # `Inject` may be a class in markers.py and a function in marker_functions.py:
                 # both are definitions, the type first.
-                bonus *= DEFINITION_CALLABLE_BESIDE_TYPE
+                bonus *= config.DEFINITION_CALLABLE_BESIDE_TYPE
             bonuses[chunk] = max(bonuses.get(chunk, 0.0), bonus)
     return bonuses
 
@@ -545,11 +515,11 @@ DEMOTIONS: tuple[str, ...] = ("secondary_code", "header_beside_source", "part_be
 def demotion_factors() -> dict[str, float]:
     """Each demotion's factor (read when used: the benchmarks sweep them)."""
     return {
-        "secondary_code": SECONDARY_CODE,
-        "header_beside_source": HEADER_BESIDE_SOURCE,
-        "part_beside_whole": PART_BESIDE_WHOLE,
-        "older_version": OLDER_VERSION,
-        "windows_port": WINDOWS_PORT,
+        "secondary_code": config.SECONDARY_CODE_FACTOR,
+        "header_beside_source": config.HEADER_BESIDE_SOURCE_FACTOR,
+        "part_beside_whole": config.PART_BESIDE_WHOLE_FACTOR,
+        "older_version": config.OLDER_VERSION_FACTOR,
+        "windows_port": config.WINDOWS_PORT_FACTOR,
     }
 
 
@@ -562,7 +532,7 @@ def _demotions(
 
 
 def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float]:
-    """Each file's best chunk -> COHERENCE_BONUS times its file's share of the largest sum of
+    """Each file's best chunk -> config.COHERENCE_BONUS times its file's share of the largest sum of
     one file's fused scores."""
     sums: dict[int, float] = {}
     best: dict[int, int] = {}
@@ -572,7 +542,7 @@ def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float
         if file_id not in best or score > scored[best[file_id]]:
             best[file_id] = chunk
     largest = max(sums.values())
-    return {chunk: COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
+    return {chunk: config.COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
 
 
 def rerank(
@@ -657,9 +627,9 @@ class _FileSignals:
         part = self.parts.get(file_id)
         unasked_part = part is not None and not spells(self.words, part)
         return Adjustment(
-            path=PATH_BONUS * self.best * share if share >= PATH_MIN_SHARE else 0.0,
+            path=config.PATH_BONUS * self.best * share if share >= config.PATH_MIN_SHARE else 0.0,
             file_name=(
-                FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
+                config.FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
             ),
             demotions=_demotions(
                 self.secondary and bool(self.reader.file_roles[file_id] & roles.SECONDARY),
@@ -678,7 +648,7 @@ def _add_file_agreement(
     parts: FusedParts,
     adjustments: dict[int, Adjustment],
 ) -> None:
-    """Give each file's best chunk FILE_AGREEMENT times the best contribution, within its file,
+    """Give each file's best chunk config.FILE_AGREEMENT times the best contribution, within its file,
     of each modality that found the file but not that chunk. A file's best chunk is the one with
     the most fused score and definition bonus (the lower chunk id on a tie): the other signals
     are the same for all of a file's chunks, or go to that chunk (coherence)."""
@@ -713,5 +683,5 @@ def _add_file_agreement(
         if extra:
             a = adjustments[chunk]
             # Built directly: `dataclasses.replace` costs several times more, for dozens of files a question.
-            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, FILE_AGREEMENT * extra,
+            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, config.FILE_AGREEMENT * extra,
                                             a.demotions)

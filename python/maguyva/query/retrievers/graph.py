@@ -15,19 +15,10 @@ import re
 
 import numpy as np
 
+from maguyva import config
 from maguyva.index.reader import IndexReader
 from maguyva.query.retrievers.base import Candidate, Query
 
-#: Personalized PageRank starts from at most this many symbols: a word that names dozens of
-#: definitions says little about which code is meant.
-MAX_SEEDS = 16
-#: Personalized PageRank: restart probability 1 - PPR_ALPHA, the neighbourhood it walks, and
-#: when its power iteration stops.
-PPR_ALPHA = 0.85
-PPR_DEPTH = 2
-PPR_MAX_NODES = 2000
-PPR_ITERATIONS = 50
-PPR_TOLERANCE = 1e-6
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
 #: What makes a word of a sentence a name in code: an inner capital (camelCase, CamelCase), an
 #: underscore, a `$`, or a qualifier.
@@ -45,7 +36,7 @@ class GraphRetriever:
             return _dependants(reader, symbol_nodes(reader, subject), query.walk_depth, limit)
         names = [subject] if subject else code_names(query.text)
         seeds = [node for name in names for node in symbol_nodes(reader, name)]
-        return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:MAX_SEEDS], limit)
+        return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:config.PPR_MAX_SEEDS], limit)
 
 
 def code_names(text: str) -> list[str]:
@@ -85,8 +76,8 @@ def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -
 
 
 def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) -> list[Candidate]:
-    """Personalized PageRank over the neighbourhood of the seeds (PPR_DEPTH edges either way,
-    at most PPR_MAX_NODES nodes), by power iteration: nearly all of the rank stays that close to
+    """Personalized PageRank over the neighbourhood of the seeds (config.PPR_DEPTH edges either way,
+    at most config.PPR_MAX_NODES nodes), by power iteration: nearly all of the rank stays that close to
     the seeds, and the walk then costs in proportion to the neighbourhood, not the repository."""
     if not seeds:
         return []
@@ -98,11 +89,11 @@ def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) ->
     dangling = out_degree == 0
     share = np.divide(1.0, out_degree, out=np.zeros(size), where=~dangling)
     rank = restart.copy()
-    for _ in range(PPR_ITERATIONS):
+    for _ in range(config.PPR_ITERATIONS):
         spread = np.bincount(dst, weights=rank[src] * share[src], minlength=size)
         # Rank that reaches a node with no edges goes back to the seeds.
-        updated = PPR_ALPHA * (spread + rank[dangling].sum() * restart) + (1 - PPR_ALPHA) * restart
-        converged = np.abs(updated - rank).sum() < PPR_TOLERANCE
+        updated = config.PPR_ALPHA * (spread + rank[dangling].sum() * restart) + (1 - config.PPR_ALPHA) * restart
+        converged = np.abs(updated - rank).sum() < config.PPR_TOLERANCE
         rank = updated
         if converged:
             break
@@ -115,13 +106,13 @@ def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) ->
 
 
 def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """Nodes within PPR_DEPTH undirected edges of the seeds (seeds first, breadth first, capped),
+    """Nodes within config.PPR_DEPTH undirected edges of the seeds (seeds first, breadth first, capped),
     and the edges among them in both directions as index arrays."""
     graph = reader.graph
     nodes = list(dict.fromkeys(seeds))
     seen = set(nodes)
     frontier = nodes
-    for _ in range(PPR_DEPTH):
+    for _ in range(config.PPR_DEPTH):
         following = []
         for node in frontier:
             for edge in graph.outgoing.get(node, ()):
@@ -132,7 +123,7 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
                 if edge.src not in seen:
                     seen.add(edge.src)
                     following.append(edge.src)
-        room = PPR_MAX_NODES - len(nodes)
+        room = config.PPR_MAX_NODES - len(nodes)
         nodes.extend(following[:room])
         if len(following) >= room:
             break

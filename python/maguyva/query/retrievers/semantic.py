@@ -6,17 +6,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from maguyva import config
 from maguyva._core import hamming_top_k
 from maguyva.embed import Embedder
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.query.retrievers.base import Candidate, Query
 
-#: A chunk holding no definition and at most this many lines (an import block, a stray
-#: `#endif`) is not an answer by meaning: its embedding is mostly its file's path, so it comes up
-#: for any question that names the file. Such chunks are left out of this modality's list (the
-#: text modality still finds them), unless the chunk is all of its file (a three-line module
-#: that re-exports a class is found by its path or not at all).
-MAX_BARE_LINES = 5
 
 @per_reader
 def bare_chunks(reader: IndexReader) -> np.ndarray:
@@ -24,7 +19,7 @@ def bare_chunks(reader: IndexReader) -> np.ndarray:
     (computed once per index)."""
     no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
     alone = np.diff(reader.file_chunk_offsets)[reader.chunk_file] == 1
-    bare: np.ndarray = no_symbol & (reader.chunk_lines <= MAX_BARE_LINES) & ~alone
+    bare: np.ndarray = no_symbol & (reader.chunk_lines <= config.SEMANTIC_MAX_BARE_LINES) & ~alone
     return bare
 
 

@@ -27,6 +27,7 @@ import heapq
 import math
 from collections.abc import Container
 
+from maguyva import config
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import (
     CASELESS,
@@ -56,9 +57,6 @@ _TIER_BASE = {EXACT: 3.0, CASELESS: 2.0, NAME_WORDS: 1.0, QUESTION_WORDS: 0.0}
 _FRACTION = 0.999
 
 
-#: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
-MAX_NAMES = 32
-MAX_QUESTION_WORDS = 48
 
 
 class StructuralRetriever:
@@ -131,7 +129,7 @@ def _read_query(text: str, subject: str | None, has_kind: bool) -> tuple[list[st
                 capitalised = position > 0 and token[:1].isupper() and token.lower() not in STOPWORDS
                 if looks_like_code(token) or capitalised:
                     names.append(token)
-    names = [n for n in dict.fromkeys(normalize_qualified(n) for n in names) if n][:MAX_NAMES]
+    names = [n for n in dict.fromkeys(normalize_qualified(n) for n in names) if n][:config.STRUCTURAL_MAX_NAMES]
 
     content = _content_words(body, KIND_KEYWORDS if has_kind else frozenset())
     groups: list[list[str]] = []
@@ -144,7 +142,7 @@ def _read_query(text: str, subject: str | None, has_kind: bool) -> tuple[list[st
         # perhaps a name written as words. "how are cookies persisted" is a question instead.
         groups.append(content)
     groups = [g for g in groups if g]
-    question = list(dict.fromkeys(content + [w for name in names for w in _stems(name)]))[:MAX_QUESTION_WORDS]
+    question = list(dict.fromkeys(content + [w for name in names for w in _stems(name)]))[:config.STRUCTURAL_MAX_QUESTION_WORDS]
     return names, groups, question
 
 

@@ -15,15 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from maguyva import config
 from maguyva.config import BM25_B, BM25_K1
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS
 from maguyva.query.retrievers.base import Candidate, Query
-
-#: Weight of an identifier's parts relative to the identifier itself.
-PART_WEIGHT = 0.5
-
 
 _QUOTED = re.compile(r'"([^"]+)"|`([^`]+)`|\'([^\']{2,})\'')
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|[^\sA-Za-z0-9_$]{3,}")
@@ -55,7 +52,7 @@ def query_terms(query: str) -> list[Term]:
         if len(parts) > 1:
             for part in parts:
                 if len(part) >= 3 and part not in LITERAL_STOPWORDS:
-                    terms.setdefault((part, False), Term(part, False, PART_WEIGHT))
+                    terms.setdefault((part, False), Term(part, False, config.TEXT_PART_WEIGHT))
     return list(terms.values())
 
 
