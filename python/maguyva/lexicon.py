@@ -184,58 +184,6 @@ def _strip(word: str, suffixes: tuple[tuple[str, str, int], ...]) -> str:
 # One place for every list of words or kinds, so that the classifier, the retrievers and the
 # ranking read the same vocabulary. Lists that differ do so on purpose: each says whom it serves.
 
-#: Declaration keyword -> the symbol kind it declares (None: no kind filter); the classifier
-#: reads "def parse", "class Session", "impl Read" with it.
-DECLARATION_KEYWORDS: dict[str, str | None] = {
-    "def": "function",
-    "defn": "function",
-    "func": "function",
-    "fn": "function",
-    "fun": "function",
-    "function": "function",
-    "proc": "function",
-    "method": "method",
-    "class": "class",
-    "interface": "interface",
-    "struct": "struct",
-    "enum": "enum",
-    "trait": "trait",
-    "type": "type",
-    "typedef": "type",
-    "impl": None,
-    "module": "module",
-    "mod": "module",
-    "package": "module",
-    "namespace": "module",
-    "import": "module",
-    "const": "constant",
-    "var": "variable",
-    "let": "variable",
-    "val": "variable",
-    "macro": "macro",
-    "macro_rules!": "macro",
-}
-
-#: A kind word next to a name in a sentence ("the Session class", "function parse_config") ->
-#: symbol kind, for the classifier.
-KIND_WORDS: dict[str, str] = {
-    "function": "function",
-    "func": "function",
-    "method": "method",
-    "class": "class",
-    "interface": "interface",
-    "struct": "struct",
-    "enum": "enum",
-    "trait": "trait",
-    "type": "type",
-    "constant": "constant",
-    "const": "constant",
-    "variable": "variable",
-    "macro": "macro",
-    "module": "module",
-    "package": "module",
-}
-
 #: Words a kind may be written as -> the kind asked for: the structural retriever's reading of
 #: the classifier's kind and of a leading keyword ("class X", "property x").
 KIND_KEYWORDS = {
@@ -246,6 +194,23 @@ KIND_KEYWORDS = {
     "module": "module", "mod": "module", "package": "module", "namespace": "module",
     "const": "constant", "constant": "constant", "var": "variable", "let": "variable", "val": "variable",
     "variable": "variable", "macro": "macro", "field": "field", "property": "field",
+}  # fmt: skip
+
+#: Declaration keyword -> the symbol kind it declares (None: no kind filter); the classifier
+#: reads "def parse", "class Session", "impl Read" with it: the kind keywords that start a
+#: declaration, and three that declare without being a kind's name.
+DECLARATION_KEYWORDS: dict[str, str | None] = {
+    **{word: kind for word, kind in KIND_KEYWORDS.items()
+       if word not in {"sub", "protocol", "constant", "variable", "field", "property"}},
+    "impl": None, "import": "module", "macro_rules!": "macro",
+}  # fmt: skip
+
+#: A kind word next to a name in a sentence ("the Session class", "function parse_config") ->
+#: symbol kind, for the classifier: the kind keywords that read as words of a sentence.
+KIND_WORDS: dict[str, str] = {
+    word: KIND_KEYWORDS[word]
+    for word in ("function", "func", "method", "class", "interface", "struct", "enum", "trait", "type",
+                 "constant", "const", "variable", "macro", "module", "package")
 }  # fmt: skip
 
 #: The kinds a kind keyword admits. Python protocols and abstract bases are classes; a Go
