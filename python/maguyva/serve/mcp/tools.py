@@ -16,7 +16,7 @@ from maguyva.errors import MaguyvaError
 from maguyva.index.store import shown_path
 from maguyva.query.intents import MAX_QUERY_CHARS
 from maguyva.serve import navigate
-from maguyva.serve.corpus import Corpus, CorpusResponse
+from maguyva.serve.corpus import Corpus, CorpusResponse, GraphAnswer
 from maguyva.serve.mcp.schemas import (
     ANSWER_PROPERTIES,
     BYTES_PER_TOKEN,
@@ -116,15 +116,8 @@ def run_callers(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
          "calls": d.uses}
         for repo, d in answer.dependants
     ]  # fmt: skip
-    return {
-        "symbol": args["symbol"],
-        "depth": args["depth"],
-        "definitions": [_definition(repo, d) for repo, d in answer.definitions],
-        "callers": found,
-        "total": answer.total,
-        "truncated": answer.total > len(found),
-        "tokens": {"returned": 0, "files_whole": corpus_file_tokens(corpus, [(c["repo"], c["path"]) for c in found])},
-    }
+    files = [(c["repo"], c["path"]) for c in found]
+    return _walk_answer(corpus, args, answer, "callers", found, files)
 
 
 def run_impact(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
@@ -134,15 +127,30 @@ def run_impact(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
     by_depth: dict[str, int] = {}
     for d in found:
         by_depth[str(d["depth"])] = by_depth.get(str(d["depth"]), 0) + 1
+    return _walk_answer(
+        corpus, args, answer, "dependants", found, files, files_affected=len(files), by_depth=by_depth
+    )
+
+
+def _walk_answer(
+    corpus: Corpus,
+    args: dict[str, Any],
+    answer: GraphAnswer,
+    listed_as: str,
+    found: list[dict[str, Any]],
+    files: list[tuple[str, str]],
+    **more: Any,
+) -> dict[str, Any]:
+    """The answer of a walk of the graph from a symbol: its definitions, what the walk `found`
+    (under the key `listed_as`), whether the list was cut, and the tokens of the `files` it names."""
     return {
         "symbol": args["symbol"],
         "depth": args["depth"],
         "definitions": [_definition(repo, d) for repo, d in answer.definitions],
-        "dependants": found,
+        listed_as: found,
         "total": answer.total,
         "truncated": answer.total > len(found),
-        "files_affected": len(files),
-        "by_depth": by_depth,
+        **more,
         "tokens": {"returned": 0, "files_whole": corpus_file_tokens(corpus, files)},
     }
 
