@@ -193,19 +193,23 @@ CPP = LanguageSpec(
     qualified_is_method=True,
 )
 
+#: Declarations whose syntax C# and Java share, node types and fields alike.
+_CLASS_DECLARATIONS = """(class_declaration name: (identifier) @name) @definition.class
+        (record_declaration name: (identifier) @name) @definition.class
+        (interface_declaration name: (identifier) @name) @definition.interface"""
+_METHOD_DECLARATIONS = """(method_declaration name: (identifier) @name) @definition.function
+        (constructor_declaration name: (identifier) @name) @definition.function"""
+
 CSHARP = LanguageSpec(
     name="csharp",
     extensions=(".cs", ".csx"),
-    definitions="""
-        (class_declaration name: (identifier) @name) @definition.class
-        (record_declaration name: (identifier) @name) @definition.class
-        (interface_declaration name: (identifier) @name) @definition.interface
+    definitions=f"""
+        {_CLASS_DECLARATIONS}
         (struct_declaration name: (identifier) @name) @definition.struct
         (enum_declaration name: (identifier) @name) @definition.enum
         (delegate_declaration name: (identifier) @name) @definition.type
         (namespace_declaration name: (_) @name) @definition.module
-        (method_declaration name: (identifier) @name) @definition.function
-        (constructor_declaration name: (identifier) @name) @definition.function
+        {_METHOD_DECLARATIONS}
         (local_function_statement name: (identifier) @name) @definition.function
         (field_declaration (modifier) @_const
             (variable_declaration (variable_declarator name: (identifier) @name))
@@ -367,14 +371,11 @@ HASKELL = LanguageSpec(
 JAVA = LanguageSpec(
     name="java",
     extensions=(".java",),
-    definitions="""
-        (class_declaration name: (identifier) @name) @definition.class
-        (record_declaration name: (identifier) @name) @definition.class
-        (interface_declaration name: (identifier) @name) @definition.interface
+    definitions=f"""
+        {_CLASS_DECLARATIONS}
         (annotation_type_declaration name: (identifier) @name) @definition.interface
         (enum_declaration name: (identifier) @name) @definition.enum
-        (method_declaration name: (identifier) @name) @definition.function
-        (constructor_declaration name: (identifier) @name) @definition.function
+        {_METHOD_DECLARATIONS}
         (field_declaration (modifiers) @_mods
             declarator: (variable_declarator name: (identifier) @name)
             (#match? @_mods "static[^=]*final|final[^=]*static")) @definition.constant
