@@ -537,3 +537,38 @@ def defined_as(table: SymbolTable, name: str) -> list[int]:
     """The symbols named `name`, or `$name`: JavaScript and PHP code marks core or internal
     definitions with a `$` that questions leave out ("ZodType" for `$ZodType`)."""
     return [*table.by_name.get(name, ()), *table.by_name.get("$" + name, ())]
+
+
+def named(reader: IndexReader, name: str, *, caseless: bool = False, separatorless: bool = False) -> list[int]:
+    """The symbols `name` names, for a lookup by name that needs no symbol table: by its last
+    part as written, ignoring case, or ignoring case and word separators (`parse_config` finds
+    `parseConfig`); a qualified `name` (dots: `Session.request`) then keeps those whose
+    qualified name is it or ends with it (`qualified_as`)."""
+    tail = name.rsplit(".", 1)[-1]
+    by_name = reader.symbols_by_name
+    if separatorless:
+        key = squashed(tail)
+        ids = [i for n, found in by_name.items() if n.startswith("\0") and squashed(n[1:]) == key for i in found]
+    elif caseless:
+        ids = list(by_name.get("\0" + tail.lower(), ()))
+    else:
+        ids = list(by_name.get(tail, ()))
+    if "." not in name or not ids:
+        return ids
+    return qualified_as(reader, ids, name, caseless=caseless or separatorless)
+
+
+def qualified_as(reader: IndexReader, ids: list[int], name: str, *, caseless: bool = False) -> list[int]:
+    """Of the symbols `ids`, those whose qualified name is `name` (dotted) or ends with "." + it."""
+    placeholders = ",".join("?" * len(ids))
+    rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
+    wanted = name.lower() if caseless else name
+    return [
+        i for i, qualified in rows
+        if (q := qualified.lower() if caseless else qualified) == wanted or q.endswith("." + wanted)
+    ]  # fmt: skip
+
+
+def squashed(name: str) -> str:
+    """A name without case or word separators: parse_config, parseConfig -> parseconfig."""
+    return name.lower().replace("_", "").replace("-", "")

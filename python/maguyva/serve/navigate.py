@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from maguyva.index.graph import Edge
 from maguyva.index.reader import IndexReader
 from maguyva.index.roles import is_test_path, path_demotion
+from maguyva.index.symbols import named
 from maguyva.lexicon import KIND_FAMILIES, normalize_qualified
 
 #: Symbol kinds a definition can be looked up by (each also admits its family: asking for a
@@ -83,31 +84,7 @@ def find_definitions(reader: IndexReader, name: str, kind: str | None = None, li
 
 def _matching_ids(reader: IndexReader, name: str, tier: int) -> list[int]:
     """Symbol ids whose name matches `name` (dots already normalised) at `tier`."""
-    tail = name.rsplit(".", 1)[-1]
-    by_name = reader.symbols_by_name
-    if tier == EXACT:
-        ids = list(by_name.get(tail, ()))
-    elif tier == CASELESS:
-        ids = list(by_name.get("\0" + tail.lower(), ()))
-    else:
-        key = _squash(tail)
-        ids = [i for n, found in by_name.items() if n.startswith("\0") and _squash(n[1:]) == key for i in found]
-    if "." not in name or not ids:
-        return ids
-    # A qualified question keeps the definitions whose qualified name ends with it.
-    placeholders = ",".join("?" * len(ids))
-    rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
-    suffix = name if tier == EXACT else name.lower()
-    return [
-        i
-        for i, qualified in rows
-        if (q := qualified if tier == EXACT else qualified.lower()) == suffix or q.endswith("." + suffix)
-    ]
-
-
-def _squash(name: str) -> str:
-    """A name without case or word separators: parse_config, parseConfig -> parseconfig."""
-    return name.lower().replace("_", "").replace("-", "")
+    return named(reader, name, caseless=tier == CASELESS, separatorless=tier == SEPARATORLESS)
 
 
 def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definition]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva.index.reader import IndexReader
+from maguyva.index.symbols import named, qualified_as
 from maguyva.query.retrievers.base import Candidate, Query
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
@@ -49,13 +50,10 @@ def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
     matches first, else case-insensitive ones."""
     name = name.replace("::", ".").replace("#", ".").strip()
     tail = name.rsplit(".", 1)[-1]
-    by_name = reader.symbols_by_name
-    ids = by_name.get(tail) or by_name.get("\0" + tail.lower(), [])
+    ids = named(reader, tail) or named(reader, tail, caseless=True)
     if "." in name and ids:
-        placeholders = ",".join("?" * len(ids))
-        rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
-        qualified = [i for i, q in rows if q == name or q.endswith("." + name)]
-        ids = sorted(qualified) or ids
+        # The qualifier narrows the name's symbols when it fits some of them, as written.
+        ids = sorted(qualified_as(reader, ids, name)) or ids
     return [len(reader.files) + symbol_id for symbol_id in ids]
 
 
