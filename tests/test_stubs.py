@@ -48,7 +48,9 @@ def test_stub_and_module_agree():
 
 
 def test_package_reexports_exist():
-    compiled = set(maguyva.__all__) - {"Index", "MaguyvaError"}
+    python_names = {"Corpus", "Hit", "Index", "MaguyvaError", "SearchResponse"}
+    assert python_names <= set(maguyva.__all__)
+    compiled = set(maguyva.__all__) - python_names
     assert compiled <= set(module_surface())
     for name in compiled:
         assert getattr(maguyva, name) is getattr(_core, name)

@@ -1,9 +1,9 @@
 """maguyva: code search that classifies the question and blends semantic, text, structural and
 graph retrieval.
 
-`Index` builds, updates and opens the index of a repository; every error it reports is a
-`MaguyvaError`. The compiled kernels are
-re-exported too: Hamming top-k over packed binary codes, the trigram index and weighted
+`Index` builds, updates and opens the index of a repository and answers questions with a
+`SearchResponse` of `Hit`s; `Corpus` searches several repositories as one. Every error either
+reports is a `MaguyvaError`. The compiled kernels are re-exported too: Hamming top-k over packed binary codes, the trigram index and weighted
 Reciprocal Rank Fusion.
 
 Names are loaded on first use, so that importing a submodule (the command line among them)
@@ -29,14 +29,19 @@ if TYPE_CHECKING:
         rrf_fuse,
     )
     from maguyva.errors import MaguyvaError
+    from maguyva.query.results import Hit, SearchResponse
     from maguyva.serve.api import Index
+    from maguyva.serve.corpus import Corpus
 
 #: Each public name and the module it comes from.
 _SOURCES = {
+    "Corpus": "maguyva.serve.corpus",
     "CorruptIndexError": "maguyva._core",
+    "Hit": "maguyva.query.results",
     "Index": "maguyva.serve.api",
     "LiteralMatches": "maguyva._core",
     "MaguyvaError": "maguyva.errors",
+    "SearchResponse": "maguyva.query.results",
     "TrigramIndex": "maguyva._core",
     "__version__": "maguyva._core",
     "centrality_boost": "maguyva._core",
