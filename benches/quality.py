@@ -81,8 +81,6 @@ import peers  # noqa: E402  (ripgrep and bm25s, and their aggregation)
 import queries  # noqa: E402  (the metric, coverage and the repository selection)
 from queries import CATEGORIES, KS, QUICK_REPOS, Coverage, ndcg  # noqa: E402
 
-from maguyva.query.rank.signals import Signals  # noqa: E402
-
 TOP_K = 10
 DEFAULT_BENCH = HERE.parents[1] / "shared" / "bench"
 SEMBLE_RAW_BASE = "https://raw.githubusercontent.com/MinishLab/semble/{ref}/benchmarks/"
@@ -291,6 +289,14 @@ def no_task_descriptions() -> Iterator[None]:
         search.classify = original
 
 
+def switched_signals(**switches: bool) -> Any:
+    """The post-fusion signals with some switched off. Imported when a variant runs, not with
+    this module: latency.py drives checkouts of other versions through it."""
+    from maguyva.query.rank.signals import Signals
+
+    return Signals(**switches)
+
+
 @contextmanager
 def tuned_number(name: str, value: float) -> Iterator[None]:
     """A tuned number of `maguyva.config` set to `value` (stages read them when they use them)."""
@@ -356,18 +362,18 @@ ABLATION_VARIANTS = [
             "default preset, fused candidates in RRF order (no path, definition or secondary-code signal)",
             lambda r: post_fusion_signals(r, None), base="maguyva default"),
     Variant("default, no path agreement", "default", "default preset without the file-name agreement bonus",
-            lambda r: post_fusion_signals(r, Signals(paths=False)), base="maguyva default"),
+            lambda r: post_fusion_signals(r, switched_signals(paths=False)), base="maguyva default"),
     Variant("default, no definition bonus", "default", "default preset without the definition-over-mention bonus",
-            lambda r: post_fusion_signals(r, Signals(definitions=False)), base="maguyva default"),
+            lambda r: post_fusion_signals(r, switched_signals(definitions=False)), base="maguyva default"),
     Variant("default, no secondary-code demotion", "default",
             "default preset without demoting tests, examples, compatibility code and non-code files",
-            lambda r: post_fusion_signals(r, Signals(secondary=False)), base="maguyva default"),
+            lambda r: post_fusion_signals(r, switched_signals(secondary=False)), base="maguyva default"),
     Variant("default, no file coherence", "default",
             "default preset without the file coherence bonus of explanation questions",
-            lambda r: post_fusion_signals(r, Signals(coherence=False)), base="maguyva default"),
+            lambda r: post_fusion_signals(r, switched_signals(coherence=False)), base="maguyva default"),
     Variant("default, no file agreement", "default",
             "default preset without counting a modality that found a result's file through another chunk",
-            lambda r: post_fusion_signals(r, Signals(agreement=False)), base="maguyva default"),
+            lambda r: post_fusion_signals(r, switched_signals(agreement=False)), base="maguyva default"),
     Variant("default, identifier rule 0.90", "default",
             "default preset with SPEC's identifier rule at 0.90 instead of 0.80 (bare names go direct)",
             lambda _r: rule_confidence("identifier", 0.90), base="maguyva default"),
