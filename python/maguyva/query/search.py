@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +23,8 @@ from maguyva.query import present, rank, route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
-from maguyva.query.rank.signals import Adjustment, FusedParts, Signals, rerank
+from maguyva.query.rank.signals import Signals
+from maguyva.query.rank.stage import Ranked, rank_fused
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever
@@ -155,8 +155,8 @@ class Searcher:
     ) -> list[Hit]:
         """The top results, fused (`fuse_modalities`). The intents that answer with places to read
         (`ONE_RESULT_PER_FILE`) keep one chunk per file (more only when the candidates hold fewer
-        files than `top_k`), and their fused candidates are first adjusted by what ranks cannot
-        carry (`rerank`)."""
+        files than `top_k`), and their fused candidates are first ranked by the rank stage
+        (`rank_fused`: the hand-set signals, or the learned weights)."""
         reader = self.reader
         names = [name for name, _ in plan.modalities]
         direct = plan.strategy == "direct"
@@ -183,63 +183,25 @@ class Searcher:
             }
 
         scored = dict(zip(chunk_list, scores.tolist()))
-        adjustments: dict[int, Adjustment] = {}
-        preference: dict[int, float] | None = None
+        ranked: Ranked | None = None
         if adjust:
             assert self.signals is not None  # `adjust` says so
-            fused = FusedParts(chunks, contributions, scores)
-            adjustments = rerank(reader, query, classification, scored, self.signals, fused)
-            # The fused chunks in fusion's order, then those a signal brought.
-            candidates = chunk_list + [c for c in adjustments if c not in row_of]
-            hand = None
-            if ranker is None or self.record is not None:  # a learned model has no use for them
-                hand = np.fromiter((adjustments[c].apply(scored.get(c, 0.0)) for c in candidates),
-                                   dtype=np.float64, count=len(candidates))
-            group = rank.group_of(classification)
-            if ranker is not None or self.record is not None:
-                # Recording for training needs every feature; a model, only those it ranks by
-                # (those of its choice within a file come once the files shown are known).
-                needed = None if self.record is not None or ranker is None else ranker.ranking_needed(group)
-                listed = rank.listed(lists, listed_chunks)
-                x = rank.features(
-                    reader, query, classification, candidates, scored, adjustments, fused, names, listed, needed
-                )
-                if self.record is not None:
-                    self.record(query, classification, candidates, x, hand)
-            if ranker is not None:
-                # Features are in units of the best fused score: scores go back to fusion's units,
-                # comparable across repositories as the hand-set scores are.
-                unit = rank.score_unit(scored)
-                ranked = ranker.score(group, x)
-                scored = dict(zip(candidates, (unit * ranked).tolist()))
-                if ranker.choice_needed(group):
-                    # Only the files shown have a chunk to choose.
-                    file_ids = reader.chunk_file[np.asarray(candidates, dtype=np.int64)]
-                    rows = rank.rows_of_shown_files(file_ids, ranked, candidates, top_k)
-                    if needed is not None:
-                        rank.chunk_evidence(x, reader, query, candidates, listed, ranker.choice_needed(group) - needed, rows)
-                    standing = ranker.preference(group, x[rows])
-                    assert standing is not None  # the group has choice weights
-                    preference = dict.fromkeys(candidates, -math.inf)
-                    preference.update(zip(np.asarray(candidates)[rows].tolist(), standing.tolist()))
-                row_of_candidate = {chunk: i for i, chunk in enumerate(candidates)}
-
-                def explain(chunk: int) -> dict[str, float]:
-                    return ranker.contributions(group, unit * x[row_of_candidate[chunk]])
-            else:
-                assert hand is not None
-                scored = dict(zip(candidates, hand.tolist()))
+            ranked = rank_fused(
+                reader, query, classification, fused_lists, names, lists, listed_chunks, scored,
+                self.signals, ranker, self.record, top_k,
+            )  # fmt: skip
+            scored = ranked.scored
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         placed_by: dict[int, int] = {}
-        if adjust:
-            order, placed_by = present.best_per_file(order, reader.chunk_file, preference)
+        if ranked is not None:
+            order, placed_by = present.best_per_file(order, reader.chunk_file, ranked.preference)
         spans = present.answer_spans(classification.intent, lists)
         hits: list[Hit] = []
         for chunk in order:
             # A file's place, its score and what made it are its best chunk's, whichever chunk it shows.
             placer = placed_by.get(chunk, chunk)
-            features = explain(placer) if adjust and ranker is not None else None
-            adjustment = None if features is not None else adjustments.get(placer)
+            features = ranked.explain(placer) if ranked is not None and ranked.explain is not None else None
+            adjustment = None if features is not None or ranked is None else ranked.adjustments.get(placer)
             for span in spans.get(chunk) or (None,):
                 hit = present.hit(self.reader, chunk, scored[placer], parts(chunk), adjustment, span, features, placed_by.get(chunk))
                 hits.append(hit)
