@@ -1,0 +1,7 @@
+;; JavaScript's calls, which TypeScript has too.
+(call_expression function: (identifier) @call.name)
+(call_expression function: (member_expression object: (_) @call.qualifier
+    property: (property_identifier) @call.name))
+(new_expression constructor: (identifier) @call.name)
+(new_expression constructor: (member_expression object: (_) @call.qualifier
+    property: (property_identifier) @call.name))

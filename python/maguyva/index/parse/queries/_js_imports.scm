@@ -1,0 +1,14 @@
+;; JavaScript's imports and requires, which TypeScript has too.
+(import_statement source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (named_imports (import_specifier name: (_) @import.name)))
+    source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (identifier) @import.name)
+    source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (namespace_import) @import.name)
+    source: (string (string_fragment) @import.module)) @import
+(export_statement source: (string (string_fragment) @import.module)) @import
+(call_expression function: (identifier) @_require
+    arguments: (arguments . (string (string_fragment) @import.module))
+    (#eq? @_require "require")) @import
+(call_expression function: (import)
+    arguments: (arguments . (string (string_fragment) @import.module))) @import

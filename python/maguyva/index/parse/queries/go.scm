@@ -1,0 +1,25 @@
+;; definitions
+(function_declaration name: (identifier) @name) @definition.function
+(method_declaration
+    receiver: (parameter_list (parameter_declaration type: (_) @receiver))
+    name: (field_identifier) @name) @definition.method
+(type_spec name: (type_identifier) @name type: (struct_type)) @definition.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+(type_spec name: (type_identifier) @name) @definition.type
+(type_alias name: (type_identifier) @name) @definition.type
+(method_elem name: (field_identifier) @name) @definition.method
+(const_spec name: (identifier) @name) @definition.constant
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+
+;; calls
+(call_expression function: (identifier) @call.name)
+(call_expression function: (selector_expression operand: (_) @call.qualifier
+    field: (field_identifier) @call.name))
+
+;; imports
+(import_spec path: (interpreted_string_literal
+    (interpreted_string_literal_content) @import.module)) @import
+
+;; inherits
+(field_declaration_list (field_declaration !name type: (_) @inherit.base))
+(interface_type (type_elem . [(type_identifier) (qualified_type)] @inherit.base .))

@@ -1,0 +1,29 @@
+;; definitions
+(class_definition name: (identifier) @name) @definition.class
+(function_definition name: (identifier) @name) @definition.function
+(module (assignment left: (identifier) @name) @definition.constant
+    (#match? @name "^[A-Z][A-Z0-9_]*$"))
+(module (assignment left: (identifier) @name) @definition.variable)
+(class_definition body: (block (assignment left: (identifier) @name) @definition.constant)
+    (#match? @name "^[A-Z][A-Z0-9_]*$"))
+
+;; calls
+(call function: (identifier) @call.name)
+(call function: (attribute object: (_) @call.qualifier attribute: (identifier) @call.name))
+
+;; imports
+(import_statement name: (dotted_name) @import.module) @import
+(import_statement name: (aliased_import name: (dotted_name) @import.module)) @import
+(import_from_statement module_name: (_) @import.module
+    name: [(dotted_name) @import.name (aliased_import name: (dotted_name) @import.name)])
+    @import
+(import_from_statement module_name: (_) @import.module (wildcard_import) @import.name)
+    @import
+
+;; inherits
+(class_definition superclasses: (argument_list [(identifier) (attribute) (subscript)]
+    @inherit.base))
+
+;; docs
+(function_definition body: (block . (string) @doc.inner))
+(class_definition body: (block . (string) @doc.inner))

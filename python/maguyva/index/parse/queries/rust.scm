@@ -1,0 +1,43 @@
+;; definitions
+(function_item name: (identifier) @name) @definition.function
+(function_signature_item name: (identifier) @name) @definition.function
+(struct_item name: (type_identifier) @name) @definition.struct
+(union_item name: (type_identifier) @name) @definition.struct
+(enum_item name: (type_identifier) @name) @definition.enum
+(trait_item name: (type_identifier) @name) @definition.trait
+(type_item name: (type_identifier) @name) @definition.type
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+(macro_definition name: (identifier) @name) @definition.macro
+(mod_item name: (identifier) @name body: (_)) @definition.module
+(impl_item type: (_) @name) @definition.scope
+
+;; calls
+(call_expression function: (identifier) @call.name)
+(call_expression function: (scoped_identifier path: (_) @call.qualifier
+    name: (identifier) @call.name))
+(call_expression function: (field_expression value: (_) @call.qualifier
+    field: (field_identifier) @call.name))
+(call_expression function: (generic_function function: (identifier) @call.name))
+(call_expression function: (generic_function function: (scoped_identifier
+    path: (_) @call.qualifier name: (identifier) @call.name)))
+(call_expression function: (generic_function function: (field_expression
+    value: (_) @call.qualifier field: (field_identifier) @call.name)))
+(macro_invocation macro: (identifier) @call.name)
+(macro_invocation macro: (scoped_identifier path: (_) @call.qualifier
+    name: (identifier) @call.name))
+
+;; imports
+(use_declaration argument: [(scoped_identifier) (identifier) (use_wildcard)
+    (crate) (self) (super)] @import.module) @import
+(use_declaration argument: (use_as_clause path: (_) @import.module)) @import
+(use_declaration argument: (scoped_use_list path: (_) @import.module
+    list: (use_list (_) @import.name))) @import
+(use_declaration argument: (use_list (_) @import.module)) @import
+(extern_crate_declaration name: (identifier) @import.module) @import
+(mod_item !body name: (identifier) @import.module) @import
+
+;; inherits
+(impl_item trait: (_) @inherit.base)
+(trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)
+    (generic_type)] @inherit.base))

@@ -1,0 +1,23 @@
+;; definitions
+(Decl (FnProto function: (IDENTIFIER) @name) (Block) @body) @definition.function
+(Decl (FnProto function: (IDENTIFIER) @name)) @definition.function
+(Decl (VarDecl variable_type_function: (IDENTIFIER) @name
+    (ErrorUnionExpr (SuffixExpr (ContainerDecl (ContainerDeclType) @_type))))
+    (#match? @_type "^enum")) @definition.enum
+(Decl (VarDecl variable_type_function: (IDENTIFIER) @name
+    (ErrorUnionExpr (SuffixExpr (ContainerDecl (ContainerDeclType) @_type))))
+    (#match? @_type "^(struct|union)")) @definition.struct
+(Decl (VarDecl variable_type_function: (IDENTIFIER) @name
+    (ErrorUnionExpr (SuffixExpr (ContainerDecl (ContainerDeclType) @_type))))
+    (#match? @_type "^opaque")) @definition.type
+(Decl (VarDecl "const" variable_type_function: (IDENTIFIER) @name)
+    (#match? @name "^[A-Z][A-Z0-9_]*$")) @definition.constant
+
+;; calls
+(SuffixExpr variable_type_function: (IDENTIFIER) @call.name . (FnCallArguments))
+(SuffixExpr (FieldOrFnCall function_call: (IDENTIFIER) @call.name)) @call.callee
+
+;; imports
+(SuffixExpr (BUILTINIDENTIFIER) @_builtin
+    (FnCallArguments (ErrorUnionExpr (SuffixExpr (STRINGLITERALSINGLE) @import.module)))
+    (#eq? @_builtin "@import")) @import
