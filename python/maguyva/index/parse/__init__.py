@@ -14,7 +14,7 @@ definitions, references and comments in a single pass over the syntax tree; pars
 thread, so `parse_file` can be called from several threads at once.
 
 The steps, a module each: `detect` (which language), `macros` (C export macros blanked),
-`queries` (the compiled query and parser of each language), `extract` (captures to symbols,
+`compiled` (the compiled query and parser of each language), `extract` (captures to symbols,
 references and chunks) and `text` (signatures, qualifiers and comments cleaned up).
 """
 
@@ -27,7 +27,7 @@ from maguyva.index.model import ParsedFile
 from maguyva.index.parse.detect import CPP_HEADER, language_for, language_from_shebang
 from maguyva.index.parse.extract import parse_code
 from maguyva.index.parse.macros import without_export_macros
-from maguyva.index.parse.queries import compiled_for
+from maguyva.index.parse.compiled import compiled_for
 
 __all__ = ["PARSER_VERSION", "language_for", "parse_file", "without_export_macros"]
 

@@ -11,7 +11,7 @@ from maguyva.index.chunk import chunk_code
 from maguyva.index.model import ParsedFile, Reference, Symbol
 from maguyva.index.parse.languages import LanguageSpec
 from maguyva.index.parse.macros import without_export_macros
-from maguyva.index.parse.queries import Compiled, parser_for
+from maguyva.index.parse.compiled import Compiled, parser_for
 from maguyva.index.parse.text import (
     clean_comments,
     clean_module,
