@@ -226,7 +226,8 @@ TSX = LanguageSpec(
     wrappers=frozenset({"export_statement", "ambient_declaration"}),
     name_separators=(".",),
     ignored_qualifiers=("prototype", "exports", "module"),
-    **_queries("tsx"),
+    # TSX is TypeScript with JSX in it: the same definitions, calls and imports.
+    **_queries("typescript"),
 )
 
 KOTLIN = LanguageSpec(
