@@ -625,7 +625,7 @@ def choose(args: argparse.Namespace) -> int:
           + ", ".join(f"{f} {v:+.3f}" for f, v in chosen["choice"].items() if v))
     if args.json:
         settings = {"data": [p.name for p in args.data], "questions": len(spans), "folds": args.folds,
-                    "seed": args.seed, "model": str(args.model or "shipped")}
+                    "seed": args.seed, "model": args.model.name if args.model else "shipped"}
         args.json.write_text(json.dumps({"rows": rows, "chosen": best_name, "settings": settings}, indent=1) + "\n")
     return 0
 

@@ -18,7 +18,8 @@ tens of seconds on two cores; rebuilding with the same package versions gives an
 Output, in `python/maguyva/embed/models/<name>/` unless `--out` says otherwise:
 
     model.safetensors   one float16 tensor "embeddings", shaped (vocabulary, dims)
-    tokenizer.json      the tokenizer (BERT WordPiece, lower-casing), without special tokens
+    tokenizer.json      the tokenizer (BERT WordPiece, lower-casing) without its post-processor: no
+                        [CLS] or [SEP] is added ([PAD] and [UNK] stay in the vocabulary)
     config.json         what `maguyva.embed.local` needs to run the model, and its provenance
     SHA256SUMS          config.json's SHA-256 (config.json holds the other files' digests)
     LICENSE             the Apache License 2.0, under which the upstream weights are published
