@@ -52,10 +52,7 @@ def fuse_rankings(scores: Sequence[Sequence[float]], k: float, keep: int) -> lis
     own), and every item is its own group. Items of equal rank tie, and a tie goes to the higher
     score within its list, then to the earlier list: fusion ids are given in that order, and
     `rrf_fuse` breaks ties by the smaller id."""
-    entries = sorted(
-        ((rank, -score, which) for which, ranked in enumerate(scores) for rank, score in enumerate(ranked)),
-        key=lambda entry: entry,
-    )
+    entries = sorted((rank, -score, which) for which, ranked in enumerate(scores) for rank, score in enumerate(ranked))
     ids = {(which, rank): i for i, (rank, _, which) in enumerate(entries)}
     ranked_ids = [np.array([ids[which, r] for r in range(len(ranked))], dtype=np.uint32) for which, ranked in enumerate(scores)]
     n = len(entries)

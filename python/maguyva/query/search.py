@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 # Imported here, once, not by numpy on a search's first np.unique: numpy.ma's import parses
 # Python (inspect.signature), and CPython 3.11's AST builder shares its recursion depth between
 # threads, so that import in one search thread beside any parsing in another can fail with
@@ -24,7 +22,7 @@ from maguyva.query.classify import Classification, classify
 from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rank.signals import Signals
-from maguyva.query.rank.stage import Ranked, rank_fused
+from maguyva.query.rank.stage import Ranked, Recorder, rank_fused
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever
@@ -62,7 +60,7 @@ class Searcher:
         self.ranker = ranker or rank.shipped_model()
         #: Called with (query, classification, candidates, features, hand-set scores) for every
         #: question whose candidates are ranked: how the benchmarks collect training data.
-        self.record: Callable[[str, Classification, list[int], np.ndarray, np.ndarray | None], None] | None = None
+        self.record: Recorder | None = None
         self._embedder_factory = embedder or self._index_embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
@@ -155,7 +154,7 @@ def validate_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, A
     order = {name: i for i, name in enumerate(properties)}
     problems = [
         (_order(error, order), _sentence(tool, properties, schema, given, error))
-        for error in _validator(json.dumps(schema, sort_keys=True)).iter_errors(given)
+        for error in _validator(tool, schema).iter_errors(given)
     ]
     # What the schemas do not say: a string that must not be empty is not blank either, and no
     # argument holds a NUL.
@@ -176,9 +175,15 @@ def validate_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, A
     return out
 
 
-@lru_cache(maxsize=None)
-def _validator(schema_text: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_text))
+#: Each tool's validator, made on its first call (a tool's input schema never changes).
+_VALIDATORS: dict[str, Draft202012Validator] = {}
+
+
+def _validator(tool: str, schema: dict[str, Any]) -> Draft202012Validator:
+    validator = _VALIDATORS.get(tool)
+    if validator is None:
+        validator = _VALIDATORS[tool] = Draft202012Validator(schema)
+    return validator
 
 
 #: Which of several problems of one argument is told: its type first, then its size, then the rest.
