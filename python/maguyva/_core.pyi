@@ -110,6 +110,14 @@ class TrigramIndex:
     def size_bytes(self) -> int: ...
     def __len__(self) -> int: ...
 
+# Names of code ------------------------------------------------------------------------------
+
+def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
+    """The distinct words of the distinct ASCII identifiers (a letter or `_`, then letters,
+    digits, `_`) of `source` outside the byte ranges `skip` (start, end), in the order they first
+    appear: each identifier cut as `lexicon.split_identifier` cuts it, the parts of three letters
+    or more made of letters only, lowercased."""
+
 # Weighted Reciprocal Rank Fusion -----------------------------------------------------------
 
 def centrality_boost(centrality: float) -> float:

@@ -8,6 +8,7 @@
 //!   path demotion and per-file deduplication.
 //! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
 //!   the signs kept as bits.
+//! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
 //! - [`walk`]: the files of a repository worth indexing, honouring `.gitignore` and
 //!   `.maguyvaignore`, with the reason for every file left out.
 //!
@@ -63,6 +64,7 @@ pub mod embed;
 mod error;
 pub mod fusion;
 pub mod hamming;
+pub mod names;
 pub mod trigram;
 pub mod walk;
 

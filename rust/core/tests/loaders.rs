@@ -822,7 +822,7 @@ proptest! {
         let rows = data.len() / row_bytes;
         prop_assert_eq!(codes.rows(), rows);
         let got = watched(|| top_k_batch(&codes, &queries, k, allow.as_deref(), options)).expect("top_k_batch panicked");
-        if queries.len() % row_bytes != 0 {
+        if !queries.len().is_multiple_of(row_bytes) {
             prop_assert!(matches!(got, Err(Error::InvalidArgument(_))), "{:?}", got);
         } else if let Some(&bad) = allow.iter().flatten().find(|&&row| row as usize >= rows) {
             prop_assert!(matches!(got, Err(Error::RowOutOfRange { row, rows: n }) if row == u64::from(bad) && n == rows), "{:?}", got);
@@ -875,8 +875,7 @@ proptest! {
         let got = watched(|| fuse(&ranked, &chunks, k, top_k)).expect("fuse panicked");
 
         let valid_number = |x: f64| x.is_finite() && x >= 0.0;
-        let invalid = !(column_slack[0] == column_slack[1] && column_slack[1] == column_slack[2])
-            || !valid_number(k)
+        let invalid = !(column_slack[0] == column_slack[1] && column_slack[1] == column_slack[2] && valid_number(k))
             || lists.iter().any(|(weight, ids)| {
                 !valid_number(*weight) || ids.iter().any(|&id| id as usize >= chunks.centrality.len())
             })

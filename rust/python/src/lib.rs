@@ -7,6 +7,7 @@ mod embed;
 mod error;
 mod fusion;
 mod hamming;
+mod names;
 mod trigram;
 mod walk;
 
@@ -19,5 +20,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fusion::register(m)?;
     walk::register(m)?;
     embed::register(m)?;
+    names::register(m)?;
     Ok(())
 }

@@ -1,0 +1,197 @@
+//! The names a source file spells: the ASCII identifiers of its code, each once, and the words
+//! they are made of.
+//!
+//! A *name* is a letter or `_` followed by letters, digits and `_` (what most programming
+//! languages accept as an identifier, in ASCII), taken leftmost and longest: `x9abc` is one
+//! name, `9abc` is the name `abc`, and any other byte (punctuation, space, a byte of a non-ASCII
+//! character) ends one. Parts of the source can be left out, such as its comments: a name never
+//! runs across a part left out.
+//!
+//! The *words* of a name are its parts cut at case changes, acronyms and separators, each with
+//! the digits that follow it (`parseHTTPServer2` -> parse, HTTP, Server2; a run of digits with
+//! no word before it is a part of its own), as `maguyva.lexicon.split_identifier` cuts an ASCII
+//! identifier; [`distinct_words`] keeps those of three letters or more, made of letters only,
+//! lowercased.
+
+use rustc_hash::FxHashSet;
+
+/// Which bytes may continue a name.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_';
+        byte += 1;
+    }
+    table
+};
+
+#[inline]
+fn starts_name(byte: u8) -> bool {
+    byte.is_ascii_alphabetic() || byte == b'_'
+}
+
+/// The distinct names of `source` outside the byte ranges `skip` (`start..end`, in any order,
+/// overlapping or not, clipped to the source), in the order they first appear.
+///
+/// ```
+/// use maguyva_core::names::distinct_names;
+///
+/// let source = b"let total = sum(items); // total of items\nlet x9 = 9abc;";
+/// let comment = (24, 42);
+/// let names: Vec<&str> = distinct_names(source, &[comment]).iter().map(|n| std::str::from_utf8(n).unwrap()).collect();
+/// assert_eq!(names, ["let", "total", "sum", "items", "x9", "abc"]);
+/// ```
+pub fn distinct_names<'a>(source: &'a [u8], skip: &[(usize, usize)]) -> Vec<&'a [u8]> {
+    let mut ranges: Vec<(usize, usize)> =
+        skip.iter().map(|&(s, e)| (s.min(source.len()), e.min(source.len()))).filter(|&(s, e)| s < e).collect();
+    ranges.sort_unstable();
+    let mut seen: FxHashSet<&[u8]> = FxHashSet::default();
+    let mut names = Vec::new();
+    let mut at = 0;
+    for (start, end) in ranges.into_iter().chain(std::iter::once((source.len(), source.len()))) {
+        if start > at {
+            collect(&source[at..start], &mut seen, &mut names);
+        }
+        at = at.max(end);
+    }
+    names
+}
+
+/// The distinct words of the distinct names of `source` outside `skip` (as [`distinct_names`]):
+/// each name's parts of three letters or more and letters only, lowercased, in the order they
+/// first appear.
+///
+/// ```
+/// use maguyva_core::names::distinct_words;
+///
+/// let words = distinct_words(b"parseHTTPServer2(cfg); XMLHttpRequest utf8 AB1 my_value", &[]);
+/// // `Server2` and `utf8` hold digits, `my` and `AB1` are too short.
+/// assert_eq!(words, ["parse", "http", "cfg", "xml", "request", "value"]);
+/// ```
+pub fn distinct_words(source: &[u8], skip: &[(usize, usize)]) -> Vec<String> {
+    let mut seen: FxHashSet<Vec<u8>> = FxHashSet::default();
+    let mut words = Vec::new();
+    let mut lowered = Vec::new();
+    for name in distinct_names(source, skip) {
+        for part in name_parts(name) {
+            if part.len() < 3 || !part.iter().all(u8::is_ascii_alphabetic) {
+                continue;
+            }
+            lowered.clear();
+            lowered.extend(part.iter().map(u8::to_ascii_lowercase));
+            if !seen.contains(lowered.as_slice()) {
+                seen.insert(lowered.clone());
+                // Letters only: valid UTF-8 as it stands.
+                words.push(String::from_utf8(lowered.clone()).unwrap_or_default());
+            }
+        }
+    }
+    words
+}
+
+/// The parts of one ASCII name, leftmost first: an acronym before a capitalised word (the
+/// `HTTP` of `HTTPServer`), a word with at most one capital first, a run of capitals, each with
+/// the digits after it; or a run of digits. Any other byte (`_`) separates parts.
+fn name_parts(name: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let run = |from: usize, test: fn(&u8) -> bool| from + name[from..].iter().take_while(|b| test(b)).count();
+        while i < name.len() {
+            let start = i;
+            let byte = name[i];
+            let end = if byte.is_ascii_uppercase() {
+                let capitals = run(i, u8::is_ascii_uppercase);
+                if capitals - i >= 2 && name.get(capitals).is_some_and(u8::is_ascii_lowercase) {
+                    // The acronym stops before the capital that starts the next word.
+                    capitals - 1
+                } else if name.get(i + 1).is_some_and(u8::is_ascii_lowercase) {
+                    run(run(i + 1, u8::is_ascii_lowercase), u8::is_ascii_digit)
+                } else {
+                    run(capitals, u8::is_ascii_digit)
+                }
+            } else if byte.is_ascii_lowercase() {
+                run(run(i, u8::is_ascii_lowercase), u8::is_ascii_digit)
+            } else if byte.is_ascii_digit() {
+                run(i, u8::is_ascii_digit)
+            } else {
+                i += 1;
+                continue;
+            };
+            i = end;
+            return Some(&name[start..end]);
+        }
+        None
+    })
+}
+
+fn collect<'a>(piece: &'a [u8], seen: &mut FxHashSet<&'a [u8]>, names: &mut Vec<&'a [u8]>) {
+    let mut i = 0;
+    while i < piece.len() {
+        let byte = piece[i];
+        if starts_name(byte) {
+            let start = i;
+            i += 1;
+            while i < piece.len() && NAME_BYTES[piece[i] as usize] {
+                i += 1;
+            }
+            let name = &piece[start..i];
+            if seen.insert(name) {
+                names.push(name);
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(source: &str, skip: &[(usize, usize)]) -> Vec<String> {
+        distinct_names(source.as_bytes(), skip).iter().map(|n| String::from_utf8(n.to_vec()).unwrap()).collect()
+    }
+
+    #[test]
+    fn names_are_ascii_identifiers_taken_leftmost_and_longest() {
+        assert_eq!(names("parseConfig(env_2, 3rd) + x9abc", &[]), ["parseConfig", "env_2", "rd", "x9abc"]);
+        assert_eq!(names("café_au_lait __init__ $el", &[]), ["caf", "_au_lait", "__init__", "el"]);
+        assert_eq!(names("a a b a", &[]), ["a", "b"]);
+        assert!(names("", &[]).is_empty());
+        assert!(names("123 + 456; //", &[]).is_empty());
+    }
+
+    fn parts(name: &str) -> Vec<&str> {
+        name_parts(name.as_bytes()).map(|p| std::str::from_utf8(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn names_are_cut_at_case_changes_acronyms_and_separators() {
+        assert_eq!(parts("parseConfigHTTPServer_v2"), ["parse", "Config", "HTTP", "Server", "v2"]);
+        assert_eq!(parts("XMLHttpRequest"), ["XML", "Http", "Request"]);
+        assert_eq!(parts("ABc"), ["A", "Bc"]);
+        assert_eq!(parts("AB1x"), ["AB1", "x"]);
+        assert_eq!(parts("__init__"), ["init"]);
+        assert_eq!(parts("base64_2x"), ["base64", "2", "x"]);
+        assert_eq!(parts("MAX_SIZE"), ["MAX", "SIZE"]);
+        assert!(parts("___").is_empty());
+    }
+
+    #[test]
+    fn words_are_the_long_alphabetic_parts_lowercased_once() {
+        let words = distinct_words(b"getUserName(user_name); // username\nHTTP2 ok_go", &[(24, 36)]);
+        assert_eq!(words, ["get", "user", "name"]);
+    }
+
+    #[test]
+    fn a_part_left_out_splits_names_and_hides_its_own() {
+        let source = "alpha/* beta */gamma";
+        assert_eq!(names(source, &[(5, 15)]), ["alpha", "gamma"]);
+        // Left out between two halves of one word: two names, never one across the gap.
+        assert_eq!(names("foobar", &[(3, 3), (3, 4)]), ["foo", "ar"]);
+        // Overlapping, unsorted and out-of-range parts.
+        assert_eq!(names("one two three four", &[(8, 13), (4, 10), (17, 99)]), ["one", "fou"]);
+    }
+}
