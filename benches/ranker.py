@@ -676,7 +676,10 @@ def _write(args: argparse.Namespace, weights: dict[str, np.ndarray], meta: dict[
         report = json.loads(args.choice.read_text())
         chosen = report["rows"][report["chosen"]]
         choice = {g: vector(chosen["choice"]) for g in CHOICE_GROUPS}
-        meta["choice"] = {"model": report["chosen"], **report["settings"], "in_fold": chosen["in_fold"],
+        settings = dict(report["settings"])
+        # The ranking the choice was fitted under is named apart from the choice's own model.
+        meta["choice"] = {"model": report["chosen"], "ranking": settings.pop("model", "shipped"), **settings,
+                          "in_fold": chosen["in_fold"],
                           "out_of_fold": chosen["out_of_fold"],
                           "command": "python benches/ranker.py choose " + " ".join(report["settings"]["data"])
                           + (f" --model {Path(report['settings']['model']).name}"

@@ -119,6 +119,7 @@ def snapshot(index_dir: Path) -> dict[str, object]:
         "symbols": table(meta, "SELECT * FROM symbols ORDER BY id"),
         "refs": table(meta, "SELECT * FROM refs ORDER BY rowid"),
         "edges": table(meta, "SELECT * FROM edges ORDER BY src, dst, kind"),
+        "code_words": table(meta, "SELECT * FROM code_words ORDER BY word"),
         "codes": np.load(generation / store.CODES).tobytes(),
         "text": (generation / store.TEXT_INDEX).read_bytes(),
     }
@@ -144,6 +145,25 @@ def test_build_stores_files_chunks_symbols_edges_and_codes(repo):
     assert ("startServer", "parseConfig", "call") in edges
     assert index.reader.chunk_centrality.max() > 0
     assert summary.skipped == {}
+    # What each file's code spells: `retry` is called in http.py and defined in retry.py; the
+    # README's words count too (a file with no syntax tree); the docstrings' "keeps" and "succeeds" do not.
+    spelled = index.reader.code_word_files(["retri", "fixtur", "keep", "succeed", "nowhere"])
+    paths = {word: {index.reader.files[f].path for f in ids.tolist()} for word, ids in spelled.items()}
+    assert paths == {"retri": {"pkg/http.py", "pkg/retry.py"}, "fixtur": {"README.md"}}
+
+
+def test_code_word_postings_read_once_or_again_are_the_same(repo, monkeypatch):
+    reader = Index.build(repo).reader
+    meta = store.current_generation(reader.index_dir) / store.META
+    stored = {w: store.decode_file_ids(f).tolist() for w, f in table(meta, "SELECT word, files FROM code_words")}
+    words = ["retri", "sess", "pars", "nowhere", "config"]
+    expected = {w: stored[w] for w in words if w in stored}
+    assert set(expected) == {"retri", "sess", "pars", "config"}
+    for cap in (10**6, 0):  # kept in memory, or forgotten at every read
+        monkeypatch.setattr("maguyva.config.CODE_WORD_CACHE_ENTRIES", cap)
+        for order in (words, words[::-1], words[1:3]):
+            got = {w: ids.tolist() for w, ids in reader.code_word_files(order).items()}
+            assert got == {w: expected[w] for w in order if w in expected}
 
 
 def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, tmp_path):

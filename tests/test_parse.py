@@ -9,6 +9,9 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from maguyva.index.chunk import (
     MAX_CHUNK_CHARS,
     MAX_CHUNK_LINES,
@@ -19,6 +22,7 @@ from maguyva.index.chunk import (
 )
 from maguyva.index.model import ParsedFile
 from maguyva.index.parse import language_for, parse_file, without_export_macros
+from maguyva.lexicon import code_words, split_identifier, stem
 
 
 def check_chunks(parsed: ParsedFile, content: bytes, *, overlapping: bool = False) -> None:
@@ -544,3 +548,48 @@ def test_parse_file_from_several_threads() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         got = list(pool.map(lambda item: parse_file(*item), inputs))
     assert got == expected
+
+
+CODE_AND_PROSE = {
+    "ledger/accounts.py": (
+        b'"""Ledger accounts: balances reconciled nightly."""\n'
+        b"# Reconcile with the bank feed.\n"
+        b"class AccountBook:\n"
+        b'    """Holds every posting of a customer."""\n\n'
+        b"    def settle_balance(self, amount):  # rounding happens upstream\n"
+        b'        return self.postings.apply(amount, label="carry over")\n'
+    ),
+    "ledger/accounts.ts": (
+        b"/** Ledger accounts: balances reconciled nightly. */\n"
+        b"export class AccountBook {\n"
+        b"  // rounding happens upstream\n"
+        b"  settleBalance(amount: number) { return this.postings.apply(amount, 'carry over'); }\n"
+        b"}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(CODE_AND_PROSE))
+def test_code_words_are_the_names_outside_comments_and_docstrings(path: str) -> None:
+    words = parse_file(path, CODE_AND_PROSE[path]).code_words
+    # Names, split and stemmed, and the words of string literals: what the code spells.
+    assert {"account", "book", "settl", "balanc", "amount", "post", "appli", "carri", "over"} <= words
+    # Comments and docstrings (a module's too) are prose about the code: left out.
+    assert not {"ledger", "reconcil", "nightli", "bank", "feed", "round", "upstream", "hold", "custom"} & words
+    # Too short to say anything.
+    assert "on" not in words and "by" not in words
+
+
+def test_a_file_without_a_syntax_tree_counts_every_name() -> None:
+    words = parse_file("NOTES.txt", b"# Reconcile nightly\nsettle_balance after the bank feed\n").code_words
+    assert {"reconcil", "nightli", "settl", "balanc", "aft", "the", "bank", "feed"} <= words
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="abcXYZ019_", min_size=1, max_size=24).filter(lambda s: not s[0].isdigit()))
+def test_the_core_splits_an_ascii_name_as_split_identifier_does(name: str) -> None:
+    expected = {stem(p) for p in (split_identifier(name) or [name.lower()]) if len(p) >= 3 and p.isalpha()}
+    assert code_words(name.encode()) == expected
+    # A name is a name wherever it stands, and a skipped span hides it.
+    assert code_words(f"x = {name}(y);".encode()) == expected | code_words(b"x y")
+    assert code_words(f"/*{name}*/".encode(), [(0, len(name) + 4)]) == frozenset()

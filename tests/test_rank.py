@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from test_rerank import index_fixture
 
-from maguyva import Index
+from maguyva import Index, config
+from maguyva.errors import RankModelError
 from maguyva.query import rank
 from maguyva.query.classify import classify as response_classification
-from maguyva.errors import RankModelError
 from maguyva.query.rank import FEATURES, GROUPS, RankModel
 from maguyva.query.search import Searcher
 
@@ -298,3 +298,53 @@ def test_a_file_that_only_declares_an_interface_says_so(contracts: Index):
     flag = {f.path: facts.interface_only[f.id] for f in contracts.reader.files}
     # The contract alone; not its implementation, nor a file that declares one and implements more.
     assert flag == {"pricing/discount_policy.ts": 1.0, "pricing/seasonal_discount.ts": 0.0, "pricing/mixed.ts": 0.0}
+
+
+#: A task about a queue's shutdown: one file's code does it, another only talks about it in a
+#: comment and a docstring, a third spells one of the task's words (a common one) in its code.
+COVERAGE = {
+    "jobs/worker_pool.py": (
+        "class WorkerPool:\n"
+        "    def drain_queue(self):\n"
+        "        while self.pending:\n"
+        "            self.pending.pop().shutdown()\n"
+    ),
+    "jobs/notes.py": (
+        '"""Draining the queue before shutdown is the worker pool\'s job."""\n\n'
+        "# drain queue shutdown worker pool\n"
+        "def describe(self):\n"
+        "    return self.pending\n"
+    ),
+    "jobs/pending.py": "def count(self):\n    return len(self.pending)\n",
+    "jobs/clock.py": "def tick(self):\n    return self.now\n",
+}
+coverage = index_fixture("coverage", COVERAGE)
+
+
+def test_a_file_whose_code_spells_the_question_covers_it_and_comments_do_not(coverage: Index):
+    reader = coverage.reader
+    ids = {f.path: f.id for f in reader.files}
+    files = np.array([ids["jobs/worker_pool.py"], ids["jobs/notes.py"], ids["jobs/pending.py"], ids["jobs/clock.py"],
+                      ids["jobs/notes.py"]])
+    shares = rank.code_coverages(reader, "drain the pending queue before the worker pool shuts down", files)
+    pool, notes, pending, clock, notes_again = shares.tolist()
+    # The file that does it covers the most (the unit); the one that only talks about it, in a
+    # comment and its docstring, covers no more than its code's `pending`.
+    assert pool == 1.0
+    assert notes == pending == notes_again
+    assert 0.0 < pending < 0.5
+    assert clock == 0.0
+    # Nothing to cover: a question of stopwords alone.
+    assert not rank.code_coverages(reader, "how does it do what it does", files).any()
+
+
+def test_code_coverage_is_the_same_by_one_pass_over_the_postings_or_a_lookup_per_candidate(coverage: Index, monkeypatch):
+    reader = coverage.reader
+    files = np.array([f.id for f in reader.files] * 3)
+    question = "drain the pending queue before the worker pool ticks"
+    monkeypatch.setattr(config, "CODE_COVERAGE_PASS_ENTRIES", 10**6)
+    one_pass = rank.code_coverages(reader, question, files)
+    monkeypatch.setattr(config, "CODE_COVERAGE_PASS_ENTRIES", 0)
+    looked_up = rank.code_coverages(reader, question, files)
+    assert one_pass.max() == 1.0 and (one_pass > 0).all()  # each file spells a word of it
+    np.testing.assert_array_equal(one_pass, looked_up)

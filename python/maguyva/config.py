@@ -120,3 +120,10 @@ AGREEMENT_SHORTEST_PREFIX = 3
 AGREEMENT_SHORTEST_STEM_PREFIX = 4
 #: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
 DEEP_FOLDERS = 3
+#: File ids of code-word postings an open index keeps in memory once read (8 bytes each).
+CODE_WORD_CACHE_ENTRIES = 1_000_000
+#: `code_coverage` adds each question word's weight to the files of its posting in one pass when
+#: the postings hold at most this many entries per candidate (with the index's file count), and
+#: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev
+#: split's indexes (11 against 59 µs a question on zod), a lookup does not grow with the index.
+CODE_COVERAGE_PASS_ENTRIES = 64

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from maguyva._core import name_words
+
 # One word of an identifier: an acronym before a capitalised word (the "HTTP" of "HTTPServer"),
 # a capitalised or lowercase word, a run of capitals, each with the digits that follow it; or a
 # run of digits. "Lowercase" is any letter but A-Z, so words in other scripts stay whole.
@@ -142,6 +144,22 @@ def query_words(text: str) -> list[str]:
     all_words = list(dict.fromkeys(words(text)))
     kept = [w for w in all_words if w not in STOPWORDS]
     return kept or all_words
+
+
+def code_words(source: bytes, skip: list[tuple[int, int]] | None = None) -> frozenset[str]:
+    """The distinct words the names in `source` are made of, stemmed: ASCII identifiers split as
+    `split_identifier` splits them, the words of three letters or more made of letters only
+    (`parseHTTPConfig2` -> pars, http), leaving out the byte ranges `skip` (start, end: a file's
+    comments). The index records them per file, and `coverage_words` reads a question the same
+    way. The core does the splitting (`maguyva._core.name_words`): an index build meets every
+    name of a repository once."""
+    return frozenset(map(stem, name_words(source, skip or [])))
+
+
+def coverage_words(question: str) -> frozenset[str]:
+    """`code_words` of a question, without its stopwords: the words a file that answers it
+    would spell in its code."""
+    return frozenset(stem(w) for w in name_words(question.encode("utf-8", errors="replace")) if w not in STOPWORDS)
 
 
 _AGENT = (("er", "", 3),)

@@ -15,7 +15,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +50,8 @@ class FileRecord:
     chunks: list[Chunk]
     symbols: list[Symbol]
     references: list[Reference]
+    #: The words of its names outside comments (`ParsedFile.code_words`).
+    code_words: frozenset[str] = frozenset()
     #: (len(chunks), code bytes) when carried over from the previous generation.
     codes: np.ndarray | None = None
 
@@ -240,7 +242,8 @@ def collect_records(
         else:
             result = parse_file(rel, content)
             record = FileRecord(
-                rel, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references
+                rel, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references,
+                result.code_words,
             )
             parsed += 1
         records.append(record)
@@ -379,6 +382,12 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRe
         "SELECT file_id, kind, name, line, enclosing, qualifier, imported_names FROM refs ORDER BY rowid"
     ):
         records[file_id].references.append(Reference(kind, name, line, enclosing, qualifier, tuple(json.loads(names))))
+    words_of: dict[int, list[str]] = {}
+    for word, files in db.execute("SELECT word, files FROM code_words"):
+        for file_id in store.decode_file_ids(files).tolist():
+            words_of.setdefault(file_id, []).append(word)
+    for file_id, found in words_of.items():
+        records[file_id].code_words = frozenset(found)
     for file_id, record in records.items():
         rows = chunk_rows.get(file_id)
         # Chunk ids of a file are consecutive, so its codes are one slice.
@@ -425,6 +434,7 @@ def write_generation(
     try:
         _insert_rows(db, records, node_centrality, node_degree, len(file_nodes))
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
+        db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records))
         counts = {
             "files": len(records),
             "chunks": int(matrix.shape[0]),
@@ -449,6 +459,27 @@ def write_generation(
     if counts["chunks"] != sum(len(r.chunks) for r in records):
         raise RuntimeError("embedding count does not match chunk count")
     return counts
+
+
+def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
+    """The rows of the `code_words` table, by word: each word with the ids of the files whose
+    code spells it (`store.encode_file_ids`)."""
+    # Each word's id is its rank of first appearance (a defaultdict numbering its own keys).
+    ids: defaultdict[str, int] = defaultdict()
+    ids.default_factory = ids.__len__
+    word_ids: list[int] = []
+    for record in records:
+        word_ids.extend(map(ids.__getitem__, record.code_words))
+    words = np.asarray(word_ids, dtype=np.int64)
+    owners = np.repeat(np.arange(len(records)), [len(r.code_words) for r in records])
+    # Grouped by word, the files of each word stay ascending (a stable sort of ascending owners).
+    postings = store.encode_file_ids(owners[np.argsort(words, kind="stable")])
+    ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
+    vocabulary = list(ids)
+    return [
+        (vocabulary[i], postings[(ends[i - 1] if i else 0) : ends[i]])
+        for i in sorted(range(len(vocabulary)), key=vocabulary.__getitem__)
+    ]
 
 
 def graph_inputs(

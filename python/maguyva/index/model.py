@@ -88,3 +88,6 @@ class ParsedFile:
     chunks: list[Chunk] = field(default_factory=list)
     symbols: list[Symbol] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
+    #: The words of the file's names outside its comments and docstrings (`lexicon.code_words`):
+    #: what the file's code spells, as against what its prose says about it.
+    code_words: frozenset[str] = frozenset()

@@ -33,6 +33,10 @@ class FileInfo:
     sha256: str
 
 
+#: What `IndexReader._code_words` holds for a word it has not read yet.
+_UNREAD = np.empty(0, dtype=np.int64)
+
+
 class IndexReader:
     """One generation of an index, open for reading. Safe to share between threads."""
 
@@ -49,6 +53,11 @@ class IndexReader:
         #: Byte offsets of the line breaks of recently shown files (bound to the text index, not
         #: to the reader: a reader no one holds is freed at once, and its pin with it).
         self._line_breaks = lru_cache(maxsize=256)(partial(_find_line_breaks, self.text))
+        #: Code-word postings read so far (None: no file spells the word), up to
+        #: config.CODE_WORD_CACHE_ENTRIES file ids: questions of one session share their words,
+        #: and a posting read from the database costs a question about 0.1 ms.
+        self._code_words: dict[str, np.ndarray | None] = {}
+        self._code_word_entries = 0
 
     def _load(self) -> None:
         self.generation = generation = self._pinned.path
@@ -107,6 +116,36 @@ class IndexReader:
                 return self.db.execute(statement, parameters).fetchall()
             except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
                 raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
+
+    def code_word_files(self, words: Sequence[str]) -> dict[str, np.ndarray]:
+        """Per word of `words`: the ids of the files whose code spells it (`lexicon.code_words`),
+        ascending; a word no file spells is left out."""
+        known = self._code_words
+        found: dict[str, np.ndarray | None] = {}
+        missing: list[str] = []
+        for word in words:
+            ids = known.get(word, _UNREAD)
+            if ids is _UNREAD:
+                missing.append(word)
+            else:
+                found[word] = ids
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            rows = self.sql(f"SELECT word, files FROM code_words WHERE word IN ({marks})", tuple(missing))
+            try:
+                read = {word: store.decode_file_ids(files) for word, files in rows}
+            except ValueError as err:
+                raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
+            with self._db_lock:
+                if self._code_word_entries > config.CODE_WORD_CACHE_ENTRIES:
+                    known.clear()
+                    self._code_word_entries = 0
+                for word in missing:
+                    ids = found[word] = known[word] = read.get(word)
+                    if ids is not None:
+                        ids.flags.writeable = False  # shared by every question that reads it
+                    self._code_word_entries += 1 + (0 if ids is None else len(ids))
+        return {word: ids for word, ids in found.items() if ids is not None}
 
     @property
     def root(self) -> Path:

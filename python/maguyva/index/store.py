@@ -33,7 +33,7 @@ import struct
 import sys
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +47,7 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -121,6 +121,9 @@ CREATE TABLE edges (
     kind TEXT NOT NULL,              -- call, import, inherit
     line INTEGER NOT NULL            -- where in the source the dependency is written
 );
+-- The words of each file's names outside its comments, as postings: a word, then the ids of the
+-- files that spell it (uint32, little-endian, ascending).
+CREATE TABLE code_words (word TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -534,3 +537,15 @@ def write_meta(db: sqlite3.Connection, values: dict[str, object]) -> None:
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
         [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()],
     )
+
+
+def encode_file_ids(file_ids: Sequence[int] | np.ndarray) -> bytes:
+    """Ascending file ids as the bytes of a `code_words` posting (or of several, one after another)."""
+    return np.asarray(file_ids, dtype="<u4").tobytes()
+
+
+def decode_file_ids(blob: bytes) -> np.ndarray:
+    """The file ids of a `code_words` posting (int64)."""
+    if len(blob) % 4:
+        raise ValueError("a code_words posting is not a whole number of file ids")
+    return np.frombuffer(blob, dtype="<u4").astype(np.int64)

@@ -24,10 +24,11 @@ import logging
 
 from maguyva.index.chunk import chunk_text, split_lines
 from maguyva.index.model import ParsedFile
+from maguyva.index.parse.compiled import compiled_for
 from maguyva.index.parse.detect import CPP_HEADER, language_for, language_from_shebang
 from maguyva.index.parse.extract import parse_code
 from maguyva.index.parse.macros import without_export_macros
-from maguyva.index.parse.compiled import compiled_for
+from maguyva.lexicon import code_words
 
 __all__ = ["PARSER_VERSION", "language_for", "parse_file", "without_export_macros"]
 
@@ -36,7 +37,7 @@ logger = logging.getLogger("maguyva.index.parse")
 
 #: Raised whenever a change to the rules below changes what a file parses into, so that indexes
 #: built before it parse their files again instead of keeping the old symbols and chunks.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 
 
 def parse_file(path: str, content: bytes) -> ParsedFile:
@@ -47,13 +48,12 @@ def parse_file(path: str, content: bytes) -> ParsedFile:
     elif language == "c" and path.endswith(".h") and CPP_HEADER.search(content):
         language = "cpp"
     lines = split_lines(content)
-    if language is None:
-        return ParsedFile(path=path, language=None, chunks=chunk_text(lines))
-    compiled = compiled_for(language)
-    if compiled is None:
-        return ParsedFile(path=path, language=language, chunks=chunk_text(lines))
-    try:
-        return parse_code(path, compiled, content, lines)
-    except Exception:  # a grammar or query failure must not stop an index build
-        logger.warning("could not parse %s as %s; chunked as text", path, language, exc_info=True)
-        return ParsedFile(path=path, language=language, chunks=chunk_text(lines))
+    compiled = None if language is None else compiled_for(language)
+    if compiled is not None:
+        try:
+            return parse_code(path, compiled, content, lines)
+        except Exception:  # a grammar or query failure must not stop an index build
+            logger.warning("could not parse %s as %s; chunked as text", path, language, exc_info=True)
+    # Without a syntax tree, nothing tells comments apart: every name counts.
+    words = code_words(content)
+    return ParsedFile(path=path, language=language, chunks=chunk_text(lines), code_words=words)

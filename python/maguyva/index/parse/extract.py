@@ -9,9 +9,9 @@ from tree_sitter import Node, QueryCursor
 
 from maguyva.index.chunk import chunk_code
 from maguyva.index.model import ParsedFile, Reference, Symbol
+from maguyva.index.parse.compiled import Compiled, parser_for
 from maguyva.index.parse.languages import LanguageSpec
 from maguyva.index.parse.macros import without_export_macros
-from maguyva.index.parse.compiled import Compiled, parser_for
 from maguyva.index.parse.text import (
     clean_comments,
     clean_module,
@@ -23,6 +23,7 @@ from maguyva.index.parse.text import (
     split_qualified,
     type_name,
 )
+from maguyva.lexicon import code_words
 
 #: Symbol kinds whose functions are methods.
 _CLASS_LIKE = frozenset({"class", "interface", "struct", "enum", "trait", "scope"})
@@ -77,8 +78,9 @@ def parse_code(path: str, compiled: Compiled, content: bytes, lines: list[str]) 
     symbols, spans, scopes = file.symbols()
     references = file.references(spans)
     chunks = chunk_code(root, lines, symbols, spec.comments | spec.attributes, scopes)
+    words = code_words(source, [(n.start_byte, n.end_byte) for n in (*found.comments, *found.docs, *found.inner_docs)])
     return ParsedFile(
-        path=path, language=language, chunks=chunks, symbols=symbols, references=references
+        path=path, language=language, chunks=chunks, symbols=symbols, references=references, code_words=words
     )
 
 

@@ -33,7 +33,7 @@ from maguyva import config
 from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.reader import IndexReader, per_reader
-from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, split_identifier
+from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, coverage_words, split_identifier
 from maguyva.query.classify import Classification
 from maguyva.query.intents import MODALITIES
 from maguyva.query.rank.signals import (
@@ -51,7 +51,7 @@ from maguyva.query.rank.signals import (
 from maguyva.query.retrievers.base import Candidate
 
 #: The version of the feature layout; a model trained on another layout is refused.
-FEATURES_VERSION = 4
+FEATURES_VERSION = 5
 
 _BONUSES = ("definition", "path", "file_name", "coherence", "agreement")
 _BONUS_VALUES = attrgetter(*_BONUSES)
@@ -82,6 +82,7 @@ FEATURES: tuple[str, ...] = (
     "has_symbol",
     "symbol_agreement",
     "interface_only",
+    "code_coverage",
 )
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
@@ -284,8 +285,42 @@ def features(
     is_name = group_of(classification) == "name"
     if needed is None or "deep_path_share" in needed:
         x[:, _COLUMN["deep_path_share"]] = deep_path_shares(reader, query, is_name, file_ids)
+    if needed is None or "code_coverage" in needed:
+        x[:, _COLUMN["code_coverage"]] = code_coverages(reader, query, file_ids)
     chunk_evidence(x, reader, query, candidates, found, needed)
     return x
+
+
+def code_coverages(reader: IndexReader, query: str, file_ids: np.ndarray) -> np.ndarray:
+    """Per file of `file_ids`: how much of the question its code spells, relative to the
+    candidate that spells the most. Each of the question's `coverage_words` weighs its rarity
+    in the index's code (log of files over files that spell it); a file's coverage is the weight
+    of the words its code spells. A task ("fix race when flush runs
+    during shutdown") is answered by the file whose code has flush and shutdown in it, not by
+    the files whose comments or tests talk about them."""
+    out = np.zeros(len(file_ids))
+    words = sorted(coverage_words(query))
+    if not words or not len(file_ids):
+        return out
+    postings = list(reader.code_word_files(words).values())
+    if not postings:
+        return out
+    files = len(reader.files)
+    lengths = np.fromiter(map(len, postings), dtype=np.int64, count=len(postings))
+    weights = np.log((files + 1) / (lengths + 0.5))
+    if int(lengths.sum()) + files <= config.CODE_COVERAGE_PASS_ENTRIES * len(file_ids):
+        covered = np.bincount(np.concatenate(postings), weights=np.repeat(weights, lengths), minlength=files)[file_ids]
+    else:
+        covered = np.zeros(len(file_ids))
+        for spelled_by, weight in zip(postings, weights.tolist()):
+            # Which candidates' files the word's ascending posting holds.
+            found = spelled_by[np.minimum(np.searchsorted(spelled_by, file_ids), len(spelled_by) - 1)] == file_ids
+            covered += weight * found
+    best = covered.max()
+    if best <= 0:
+        return out
+    shares: np.ndarray = covered / best
+    return shares
 
 
 #: The features that tell a file's chunks apart (and are filled in by `chunk_evidence`).

@@ -27,3 +27,4 @@
 ;; docs
 (function_definition body: (block . (string) @doc.inner))
 (class_definition body: (block . (string) @doc.inner))
+(module . (string) @doc.inner)
