@@ -317,6 +317,20 @@ def test_metadata_damaged_after_opening_is_an_index_error_not_sqlite(repo):
     index.close()
 
 
+def test_a_code_word_posting_of_a_broken_length_is_damage_and_not_data(repo, capsys):
+    index = Index.build(repo)
+    meta = index.reader.generation / store.META
+    with sqlite3.connect(meta) as db:  # a posting cut short by a byte, the manifest left as it was
+        assert db.execute("UPDATE code_words SET files = substr(files, 2) WHERE word = 'ledg'").rowcount == 1
+    with pytest.raises(store.IndexFormatError, match="meta.sqlite: is damaged"):
+        index.reader.code_word_files(["ledg", "shelf"])
+    index.close()
+    # The next command finds the part that no longer matches its manifest, and rebuilds.
+    code, out, err = run_cli(capsys, "search", "ledger counts of articles", str(repo), "--json")
+    assert code == 0, err
+    assert "stock/ledger.py" in out
+
+
 def test_rebuild_parses_every_file(repo, capsys):
     Index.build(repo).close()
     assert build_index(repo).parsed_files == 0
