@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -292,6 +293,17 @@ def test_model_folder_errors(tmp_path: Path) -> None:
     (broken / "config.json").write_text("{not json")
     with pytest.raises(EmbeddingError, match="unreadable local embedding model"):
         LocalEmbedder(broken)
+
+
+def test_a_model_whose_config_disagrees_with_its_table_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "resized"
+    shutil.copytree(MODELS_DIR / DEFAULT_MODEL, folder)
+    (folder / local_module.CHECKSUMS).unlink()  # a model made by hand: its config is trusted
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] += 7
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(EmbeddingError, match=f"config says {config['vocab_size']} tokens, the table has"):
+        LocalEmbedder(folder)
 
 
 def test_shipped_model_files() -> None:

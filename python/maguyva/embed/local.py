@@ -241,6 +241,8 @@ class LocalEmbedder:
             )
         if vocab_size > table.shape[0]:
             raise EmbeddingError(f"{folder}: tokenizer has {vocab_size} tokens, the table {table.shape[0]} rows")
+        if config.get("vocab_size", table.shape[0]) != table.shape[0]:
+            raise EmbeddingError(f"{folder}: config says {config['vocab_size']} tokens, the table has {table.shape[0]} rows")
 
         self.folder = folder
         self.config = config
