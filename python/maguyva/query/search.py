@@ -22,7 +22,7 @@ from maguyva.query.classify import Classification, classify
 from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rank.signals import Signals
-from maguyva.query.rank.stage import Ranked, Recorder, rank_fused
+from maguyva.query.rank.stage import HandSetRanking, LearnedRanking, Question, Ranked, Ranking, Recorder
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
 from maguyva.query.retrievers.base import Candidate, Query, Retriever
 from maguyva.query.retrievers.graph import GraphRetriever
@@ -106,8 +106,8 @@ class Searcher:
             plan = route.fused(classification, preset)
             lists, more = self._retrieve(plan, request, limit)
             timings.update(more)
-        ranker = self.ranker if ranking == "learned" else None
-        hits = self._fuse(plan, query, classification, lists, top_k, ranker)
+        ranked_by: Ranking = LearnedRanking(self.ranker) if ranking == "learned" else HandSetRanking()
+        hits = self._fuse(plan, query, classification, lists, top_k, ranked_by)
         return SearchResponse(
             query=query,
             intent=classification.intent,
@@ -115,7 +115,7 @@ class Searcher:
             fusion_strategy=plan.strategy,
             preset=preset,
             results=hits,
-            ranking=ranker.name if ranker is not None else "hand",
+            ranking=ranked_by.name,
             subject=classification.subject,
             rule=classification.rule,
             modalities_run=tuple(name for name, _ in plan.modalities),
@@ -149,12 +149,12 @@ class Searcher:
         classification: Classification,
         lists: dict[str, list[Candidate]],
         top_k: int,
-        ranker: rank.RankModel | None,
+        ranking: Ranking,
     ) -> list[Hit]:
         """The top results, fused (`fuse_modalities`). The intents that answer with places to read
         (`ONE_RESULT_PER_FILE`) keep one chunk per file (more only when the candidates hold fewer
         files than `top_k`), and their fused candidates are first ranked by the rank stage
-        (`rank_fused`: the hand-set signals, or the learned weights)."""
+        (`ranking`: the hand-set signals, or the learned weights)."""
         reader = self.reader
         names = [name for name, _ in plan.modalities]
         direct = plan.strategy == "direct"
@@ -184,10 +184,8 @@ class Searcher:
         ranked: Ranked | None = None
         if adjust:
             assert self.signals is not None  # `adjust` says so
-            ranked = rank_fused(
-                reader, query, classification, fused_lists, names, lists, listed_chunks, scored,
-                self.signals, ranker, self.record, top_k,
-            )  # fmt: skip
+            question = Question(reader, query, classification, fused_lists, names, lists, listed_chunks, scored, top_k)
+            ranked = ranking.rank(question, self.signals, self.record)
             scored = ranked.scored
         order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
         placed_by: dict[int, int] = {}

@@ -8,8 +8,9 @@ are ordered, one result per file.
 - `learned`: the same signals and more as named features of each candidate, weighed by the
   linear model shipped as `ranker.json` (trained with repository folds by benches/ranker.py); the
   default ("learned") ranking.
-- `stage`: the stage in one call (`rank_fused`), as the searcher runs it: the signals, then the
-  model's scores, the chunk each file shows, and each result's explanation.
+- `stage`: the stage behind one protocol (`Ranking`), as the searcher runs it: `HandSetRanking`
+  or `LearnedRanking` (the signals, then the model's scores, the chunk each file shows, and each
+  result's explanation).
 
 The package's names are the learned ranking's (`maguyva.query.rank.learned`), so
 `rank.features(...)` and `rank.shipped_model()` read as the stage they are.
