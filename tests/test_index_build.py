@@ -192,6 +192,73 @@ def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, t
     assert snapshot(store.default_index_dir(repo)) == incremental
 
 
+def settle(root: Path, seconds_ago: float = 60.0) -> None:
+    """Every file's mtime moved into the past, beyond the window in which a stat is suspect."""
+    then = time.time() - seconds_ago
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, (then, then))
+
+
+def test_a_build_with_nothing_changed_keeps_the_published_generation(repo):
+    settle(repo)
+    first = build_index(repo, embedder=make_embedder("local"))
+    index_dir = store.default_index_dir(repo)
+    published = store.read_current(index_dir)
+    before = snapshot(index_dir)
+    again = build_index(repo, embedder=make_embedder("local"))
+    # Nothing read, parsed, embedded or written: the same generation, described as it was.
+    assert store.read_current(index_dir) == published
+    assert (again.parsed_files, again.embedded_chunks, again.reused_files) == (0, 0, first.files)
+    assert (again.files, again.chunks, again.symbols, again.edges, again.skipped) == (
+        first.files, first.chunks, first.symbols, first.edges, first.skipped
+    )
+    assert snapshot(index_dir) == before
+
+
+@pytest.mark.parametrize("change", ["edit", "touch", "add", "remove", "recent"])
+def test_any_change_to_the_files_builds_a_new_generation(repo, change):
+    settle(repo)
+    build_index(repo, embedder=make_embedder("local"))
+    index_dir = store.default_index_dir(repo)
+    published = store.read_current(index_dir)
+    retry = repo / "pkg/retry.py"
+    if change == "edit":
+        retry.write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=12"))
+        settle(repo, 45.0)
+    elif change == "touch":  # the content as it was, a new mtime: the stat is recorded again
+        settle(repo, 30.0)
+    elif change == "add":
+        write_tree(repo, {"pkg/backoff.py": "def backoff(n):\n    return 2 ** n\n"})
+        settle(repo)
+    elif change == "remove":
+        (repo / "web/config.js").unlink()
+    else:  # a file written within the suspect window, content unchanged
+        settle(repo, 0.0)
+    summary = build_index(repo, embedder=make_embedder("local"))
+    assert store.read_current(index_dir) != published
+    full = build_index(repo, index_dir=repo.parent / "fresh", embedder=make_embedder("local"))
+    assert snapshot(index_dir)["code_words"] == snapshot(repo.parent / "fresh")["code_words"]
+    assert summary.files == full.files
+
+
+def test_a_build_with_nothing_changed_but_its_options_or_a_damaged_index_builds_again(repo):
+    settle(repo)
+    build_index(repo, embedder=make_embedder("local"))
+    index_dir = store.default_index_dir(repo)
+    published = store.read_current(index_dir)
+    build_index(repo, embedder=make_embedder("local"), max_file_size=500)
+    assert store.read_current(index_dir) != published
+    published = store.read_current(index_dir)
+    codes = store.current_generation(index_dir) / store.CODES
+    data = bytearray(codes.read_bytes())
+    data[-1] ^= 0xFF
+    codes.write_bytes(bytes(data))
+    summary = build_index(repo, embedder=make_embedder("local"), max_file_size=500)
+    assert store.read_current(index_dir) != published
+    assert any("every file indexed again" in w for w in summary.warnings)
+
+
 def test_new_parsing_rules_parse_every_file_again(repo, monkeypatch):
     build_index(repo)
     monkeypatch.setattr(build_module, "PARSER_VERSION", build_module.PARSER_VERSION + 1)

@@ -28,11 +28,11 @@ from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_t
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, parse_file
 from maguyva.index.progress import Progress, Silent
 
-DEFAULT_MAX_FILE_SIZE = 1_000_000
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
@@ -100,8 +100,10 @@ def build_index(
 ) -> BuildSummary:
     """Build or update the index of the repository at `root`; return what was done.
 
-    `rebuild` parses every file again instead of reusing the previous generation's records
-    (embeddings still come from the cache). A previous generation that fails its checksums is
+    A repository that is as the published index recorded it (every file with its recorded
+    stat, the same options: `unchanged_index`) keeps that generation, and nothing is read or
+    written. `rebuild` parses every file again instead of reusing the previous generation's
+    records (embeddings still come from the cache). A previous generation that fails its checksums is
     not reused either: the build is a full one, and says so in `warnings`. A build that cannot
     write (disk full, read-only folder) raises `IndexWriteError` and leaves the published index
     as it was. Files named like keys and credentials (`id_rsa`, `*.pem`, `.npmrc`...) are left out
@@ -117,13 +119,25 @@ def build_index(
     warnings: list[str] = []
     with store.build_lock(index_dir):
         clock = time.perf_counter()
-        previous = {} if rebuild else load_previous_records(index_dir, model, warnings)
         # Taken before the walk: a file modified after this instant may have changed after
         # its stat was taken, so the freshness check hashes it (see index/freshness.py).
         walked_at_ns = time.time_ns()
         if include_secrets is None:
             include_secrets = previous_walk_option(index_dir, "include_secrets", False)
         walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
+        unchanged = None if rebuild else unchanged_index(index_dir, root, model, walked, walk_skipped, max_file_size,
+                                                         include_secrets)
+        if unchanged is not None:
+            progress.finish()
+            published, counts, skipped_counts = unchanged
+            return BuildSummary(
+                root=root, index_dir=index_dir, files=counts["files"], chunks=counts["chunks"],
+                symbols=counts["symbols"], edges=counts["edges"], skipped=skipped_counts, parsed_files=0,
+                reused_files=counts["files"], embedded_chunks=0, seconds=time.perf_counter() - started,
+                index_bytes=sum(f.stat().st_size for f in published.iterdir()),
+                stages={"walk+check": time.perf_counter() - clock},
+            )  # fmt: skip
+        previous = {} if rebuild else load_previous_records(index_dir, model, warnings)
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
@@ -176,6 +190,54 @@ def build_index(
         stages=stages,
         warnings=tuple(warnings),
     )
+
+
+def unchanged_index(
+    index_dir: Path,
+    root: Path,
+    model: Embedder,
+    walked: list[tuple[str, int, int]],
+    walk_skipped: dict[str, int],
+    max_file_size: int,
+    include_secrets: bool,
+) -> tuple[Path, dict[str, int], dict[str, int]] | None:
+    """The published generation, its counts and its skipped files by reason, when a build would
+    write it again as it is: the walk found the files the index recorded, each with the stat it
+    recorded and none recent enough to be suspect (`FreshnessCheck`), with the same options,
+    embedder and parsing rules, and its parts pass their checks. None when it must be built (a
+    damaged index included: it is built again, and says so)."""
+    try:
+        generation = store.current_generation(index_dir)
+        if not (generation / store.MANIFEST).exists():
+            return None
+        store.verify(generation)
+        db = store.open_database(generation)
+    except IndexStoreError:
+        return None
+    try:
+        meta = store.read_meta(db)
+        if (
+            meta.get("root") != str(root)
+            or meta.get("embedder") != json.dumps(embedder_identity(model))
+            or meta.get("parser") != str(PARSER_VERSION)
+        ):
+            return None
+        check = FreshnessCheck.of_database(db)
+        if check.max_file_size != max_file_size or check.include_secrets != include_secrets:
+            return None
+        changes = check.compare(walked)
+        if changes.stale or changes.hashed:
+            return None
+        recorded: dict[str, int] = json.loads(meta.get("skipped", "{}"))
+        skipped = Counter(walk_skipped) + Counter(reason for _, reason, _, _ in json.loads(meta.get("skipped_files", "[]")))
+        if dict(skipped) != recorded:
+            return None
+        counts = {name: int(meta[f"count_{name}"]) for name in ("files", "chunks", "symbols", "edges")}
+    except (sqlite3.DatabaseError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        db.close()
+    return generation, counts, recorded
 
 
 def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:

@@ -17,14 +17,18 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from maguyva._core import read_files, walk
-from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
+from maguyva.index import store
 from maguyva.index.reader import IndexReader
+
+#: The walk's size limit unless told otherwise: larger files are left out of the index.
+DEFAULT_MAX_FILE_SIZE = 1_000_000
 
 #: How far before the walk a recorded mtime is suspect: file systems with coarse clocks (FAT
 #: keeps 2 s, ext4 and others tick in milliseconds) can give an edit the mtime the build saw.
@@ -96,8 +100,21 @@ class FreshnessCheck:
     @classmethod
     def of(cls, reader: IndexReader) -> FreshnessCheck:
         """The check of an opened index, from the stats its build recorded."""
-        meta = reader.meta
         indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
+        return cls._recorded(reader.root, reader.meta, indexed)
+
+    @classmethod
+    def of_database(cls, db: sqlite3.Connection) -> FreshnessCheck:
+        """The check of a generation from its metadata alone, without opening its other parts."""
+        meta = store.read_meta(db)
+        indexed = {
+            store.path_from_db(path): IndexedStat(size, mtime_ns, digest)
+            for path, size, mtime_ns, digest in db.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+        }
+        return cls._recorded(Path(meta["root"]), meta, indexed)
+
+    @classmethod
+    def _recorded(cls, root: Path, meta: dict[str, str], indexed: dict[str, IndexedStat]) -> FreshnessCheck:
         for path, _reason, size, mtime_ns in json.loads(meta.get("skipped_files", "[]")):
             indexed[path] = IndexedStat(size, mtime_ns, None)
         if "walked_at_ns" in meta:
@@ -106,7 +123,7 @@ class FreshnessCheck:
             walked_at_ns = int(float(meta.get("built_at", "0")) * 1e9)
         max_file_size = int(meta.get("max_file_size", DEFAULT_MAX_FILE_SIZE))
         include_secrets = meta.get("include_secrets") == "true"
-        return cls(reader.root, indexed, walked_at_ns, max_file_size, include_secrets)
+        return cls(root, indexed, walked_at_ns, max_file_size, include_secrets)
 
     def check(self) -> Changes:
         """How the repository differs from the index now."""
@@ -117,14 +134,17 @@ class FreshnessCheck:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            changes = self._compare(started)
+            walked, _ = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
+            changes = self.compare(walked, started)
         finally:
             if collecting:
                 gc.enable()
         return changes
 
-    def _compare(self, started: float) -> Changes:
-        walked, _ = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
+    def compare(self, walked: list[tuple[str, int, int]], started: float | None = None) -> Changes:
+        """How the files a walk found (path, size, mtime_ns) differ from the index; `started`
+        (a perf_counter reading) is when the check began."""
+        started = time.perf_counter() if started is None else started
         indexed, verified = self.indexed, self.verified
         racy_after = self.walked_at_ns - RACY_WINDOW_NS
         added: list[str] = []

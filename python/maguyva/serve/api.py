@@ -9,8 +9,8 @@ from pathlib import Path
 
 from maguyva.embed import Embedder
 from maguyva.index import store
-from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
-from maguyva.index.freshness import Changes, FreshnessCheck
+from maguyva.index.build import BuildSummary, build_index
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, FreshnessCheck
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse

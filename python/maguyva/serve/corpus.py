@@ -32,8 +32,7 @@ import numpy as np
 
 from maguyva.embed import Embedder, EmbeddingError
 from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
-from maguyva.index.build import DEFAULT_MAX_FILE_SIZE
-from maguyva.index.freshness import Changes
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.fuse import fuse_rankings

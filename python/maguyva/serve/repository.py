@@ -29,8 +29,8 @@ from pathlib import Path
 from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import store
-from maguyva.index.build import DEFAULT_MAX_FILE_SIZE, BuildSummary, build_index
-from maguyva.index.freshness import Changes
+from maguyva.index.build import BuildSummary, build_index
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.reader import IndexReader
 from maguyva.serve.api import Index, repository_root
