@@ -216,6 +216,25 @@ def test_a_build_with_nothing_changed_keeps_the_published_generation(repo):
     assert snapshot(index_dir) == before
 
 
+def test_a_build_with_nothing_changed_does_not_load_the_model(repo, monkeypatch):
+    from maguyva.embed import identity_of
+
+    assert identity_of("local") == build_module.embedder_identity(make_embedder("local"))
+    settle(repo)
+    build_index(repo)
+    published = store.read_current(store.default_index_dir(repo))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(build_module, "make_embedder", refuse)
+    assert build_index(repo).parsed_files == 0
+    assert store.read_current(store.default_index_dir(repo)) == published
+    (repo / "pkg/backoff.py").write_text("def backoff(n):\n    return 2 ** n\n")
+    with pytest.raises(AssertionError, match="the model was loaded"):  # a change needs it
+        build_index(repo)
+
+
 @pytest.mark.parametrize("change", ["edit", "touch", "add", "remove", "recent"])
 def test_any_change_to_the_files_builds_a_new_generation(repo, change):
     settle(repo)

@@ -20,6 +20,7 @@ from maguyva.embed.base import (
     Embedder,
     default_provider,
     embed_texts,
+    identity_of,
     make_embedder,
     text_key,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "default_cache_path",
     "default_provider",
     "embed_texts",
+    "identity_of",
     "make_embedder",
     "text_key",
 ]

@@ -77,6 +77,21 @@ def make_embedder(name: str = "local", **options: object) -> Embedder:
     )
 
 
+def identity_of(name: str, **options: object) -> dict[str, object] | None:
+    """`{"provider", "model", "dims"}` of the embedder `make_embedder(name, **options)` would
+    make, when it can be known without making it (the local model's, from its config); None
+    otherwise."""
+    key = name.strip().lower()
+    if key == "auto":
+        key = default_provider()
+    if key != "local" or set(options) - {"model", "batch_size"}:
+        return None
+    from maguyva.embed.local import DEFAULT_MODEL, model_identity
+
+    model, dims = model_identity(str(options.get("model", DEFAULT_MODEL)))
+    return {"provider": "local", "model": model, "dims": dims}
+
+
 def default_provider() -> str:
     """"voyage" when a Voyage API key is in the environment (`VOYAGE_API_KEY`), else "local"."""
     return "voyage" if os.environ.get("VOYAGE_API_KEY", "").strip() else "local"

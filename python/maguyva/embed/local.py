@@ -188,6 +188,26 @@ def available_models() -> list[str]:
     return sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
 
 
+def _identifier(config: dict[str, object]) -> str:
+    """A model's name plus a prefix of its table's recorded hash."""
+    sha256 = config.get("sha256")
+    digest = str(sha256.get("model.safetensors", ""))[:8] if isinstance(sha256, dict) else ""
+    return f"{config['name']}-{digest}" if digest else str(config["name"])
+
+
+def model_identity(model: str | os.PathLike[str] = DEFAULT_MODEL) -> tuple[str, int]:
+    """The identifier and dimensions a `LocalEmbedder` of `model` would have, from its checked
+    config.json alone: enough to tell whether an index was embedded by it, without loading it."""
+    folder = resolve_model_dir(model)
+    try:
+        config = json.loads(_checked_config(folder))
+        return _identifier(config), int(config["dims"])
+    except EmbeddingError:
+        raise
+    except Exception as err:  # missing file or key, bad JSON
+        raise EmbeddingError(f"{folder}: unreadable local embedding model ({type(err).__name__}: {err})") from None
+
+
 def resolve_model_dir(model: str | os.PathLike[str]) -> Path:
     """The folder of `model`: a shipped model's name or a path to a model folder."""
     path = Path(model)
@@ -229,7 +249,7 @@ class LocalEmbedder:
                 tokenizer = _library_tokenizer(tokenizer_text)
                 vocab_size = tokenizer.get_vocab_size()
             dims = int(config["dims"])
-            name = str(config["name"])
+            identifier = _identifier(config)
             skip = np.asarray(config.get("skip_token_ids", []), dtype=np.int64).reshape(-1)
         except EmbeddingError:
             raise
@@ -247,9 +267,8 @@ class LocalEmbedder:
         self.folder = folder
         self.config = config
         self.dims = dims
-        digest = str(config.get("sha256", {}).get("model.safetensors", ""))[:8]
         #: Name plus a prefix of the table's hash, so a rebuilt model never reuses cached codes.
-        self.model = f"{name}-{digest}" if digest else name
+        self.model = identifier
         self.batch_size = batch_size
         self._table = np.ascontiguousarray(table, dtype=np.float32)
         self._tokenizer_text = tokenizer_text

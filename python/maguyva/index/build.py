@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from maguyva._core import TrigramIndex, read_files, walk
-from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, make_embedder
+from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
@@ -114,7 +114,10 @@ def build_index(
         raise NotADirectoryError(f"not a directory: {root}")
     index_dir = index_dir or store.default_index_dir(root)
     progress = progress or Silent()
-    model = make_embedder(embedder) if isinstance(embedder, str) else embedder
+    # An embedder named is made only when something is to be embedded: an index that is as the
+    # repository is needs no more than the identity it was embedded by.
+    model = None if isinstance(embedder, str) else embedder
+    identity = identity_of(embedder) if isinstance(embedder, str) else embedder_identity(embedder)
     stages: dict[str, float] = {}
     warnings: list[str] = []
     with store.build_lock(index_dir):
@@ -125,8 +128,9 @@ def build_index(
         if include_secrets is None:
             include_secrets = previous_walk_option(index_dir, "include_secrets", False)
         walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
-        unchanged = None if rebuild else unchanged_index(index_dir, root, model, walked, walk_skipped, max_file_size,
-                                                         include_secrets)
+        unchanged = None if rebuild or identity is None else unchanged_index(
+            index_dir, root, identity, walked, walk_skipped, max_file_size, include_secrets
+        )
         if unchanged is not None:
             progress.finish()
             published, counts, skipped_counts = unchanged
@@ -137,6 +141,9 @@ def build_index(
                 index_bytes=sum(f.stat().st_size for f in published.iterdir()),
                 stages={"walk+check": time.perf_counter() - clock},
             )  # fmt: skip
+        if model is None:
+            assert isinstance(embedder, str)
+            model = make_embedder(embedder)
         previous = {} if rebuild else load_previous_records(index_dir, model, warnings)
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
@@ -195,7 +202,7 @@ def build_index(
 def unchanged_index(
     index_dir: Path,
     root: Path,
-    model: Embedder,
+    identity: dict[str, object],
     walked: list[tuple[str, int, int]],
     walk_skipped: dict[str, int],
     max_file_size: int,
@@ -218,7 +225,7 @@ def unchanged_index(
         meta = store.read_meta(db)
         if (
             meta.get("root") != str(root)
-            or meta.get("embedder") != json.dumps(embedder_identity(model))
+            or meta.get("embedder") != json.dumps(identity)
             or meta.get("parser") != str(PARSER_VERSION)
         ):
             return None
