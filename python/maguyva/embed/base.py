@@ -61,9 +61,7 @@ def make_embedder(name: str = "local", **options: object) -> Embedder:
       `api_key=`.
     - "auto": "voyage" when `VOYAGE_API_KEY` is set, else "local".
     """
-    key = name.strip().lower()
-    if key == "auto":
-        key = default_provider()
+    key = _provider(name)
     if key == "local":
         from maguyva.embed.local import LocalEmbedder
 
@@ -81,15 +79,18 @@ def identity_of(name: str, **options: object) -> dict[str, object] | None:
     """`{"provider", "model", "dims"}` of the embedder `make_embedder(name, **options)` would
     make, when it can be known without making it (the local model's, from its config); None
     otherwise."""
-    key = name.strip().lower()
-    if key == "auto":
-        key = default_provider()
-    if key != "local" or set(options) - {"model", "batch_size"}:
+    if _provider(name) != "local" or set(options) - {"model", "batch_size"}:
         return None
     from maguyva.embed.local import DEFAULT_MODEL, model_identity
 
     model, dims = model_identity(str(options.get("model", DEFAULT_MODEL)))
     return {"provider": "local", "model": model, "dims": dims}
+
+
+def _provider(name: str) -> str:
+    """The provider an embedder name asks for ("auto" resolved)."""
+    key = name.strip().lower()
+    return default_provider() if key == "auto" else key
 
 
 def default_provider() -> str:

@@ -196,8 +196,8 @@ class SymbolTable:
 
     def _qualifier_fits(self, symbol: int, qualifier: list[str]) -> bool:
         """Whether `qualifier` (lowercase parts) ends with the symbol's enclosing symbols and the
-        rest names its folders or file: "requests.get" fits a top-level `get` in requests/api.py,
-        not `RequestsCookieJar.get` there; "server.Server.Run" fits `Server.Run` in server/."""
+        rest names its folders or file: "shop.get" fits a top-level `get` in shop/api.py,
+        not `CartSession.get` there; "server.Server.Run" fits `Server.Run` in server/."""
         enclosing = self.qualified_name[symbol].lower().split(".")[:-1]
         if len(enclosing) > len(qualifier) or (enclosing and qualifier[-len(enclosing) :] != enclosing):
             return False

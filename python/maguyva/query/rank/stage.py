@@ -107,9 +107,11 @@ def _features(
     )  # fmt: skip
 
 
-def _record(question: Question, signalled: _Signalled, record: Recorder, hand: np.ndarray) -> np.ndarray:
+def _record(
+    question: Question, signalled: _Signalled, listed: rank.Listed, record: Recorder, hand: np.ndarray
+) -> np.ndarray:
     """Every feature of the candidates, handed to `record` with their hand-set scores."""
-    x = _features(question, signalled, rank.listed(question.lists, question.listed_chunks), None)
+    x = _features(question, signalled, listed, None)
     record(question.query, question.classification, signalled.candidates, x, hand)
     return x
 
@@ -123,7 +125,7 @@ class HandSetRanking:
         signalled = _signalled(question, signals)
         hand = _hand_scores(question, signalled)
         if record is not None:
-            _record(question, signalled, record, hand)
+            _record(question, signalled, rank.listed(question.lists, question.listed_chunks), record, hand)
         return Ranked(dict(zip(signalled.candidates, hand.tolist())), signalled.adjustments, None, None)
 
 
@@ -148,7 +150,7 @@ class LearnedRanking:
         # choice within a file come once the files shown are known).
         needed = None if record is not None else model.ranking_needed(group)
         if record is not None:
-            x = _record(question, signalled, record, _hand_scores(question, signalled))
+            x = _record(question, signalled, listed, record, _hand_scores(question, signalled))
         else:
             x = _features(question, signalled, listed, needed)
         # Features are in units of the best fused score: scores go back to fusion's units,
