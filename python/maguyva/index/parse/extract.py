@@ -3,7 +3,7 @@ query, collected in one pass, named, qualified and documented."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
 
@@ -231,7 +231,7 @@ class _File:
             if clause is not None and self.spec.merge_clauses and self._follows(node, clause[0]):
                 merged = symbols[clause[1]]
                 end_line = max(merged.end_line, _last_line(node))
-                symbols[clause[1]] = replace(merged, end_line=end_line)
+                symbols[clause[1]] = merged._replace(end_line=end_line)
                 previous_by_name[qualified_name] = (node, clause[1])
                 continue
             start_line = node.start_point.row + 1
@@ -416,7 +416,7 @@ class _File:
             index = by_node[owner.start_byte]
             text = clean_string(_text(doc))
             if text:
-                symbols[index] = replace(symbols[index], docstring=text)
+                symbols[index] = symbols[index]._replace(docstring=text)
 
     # references
 
