@@ -127,3 +127,14 @@ CODE_WORD_CACHE_ENTRIES = 1_000_000
 #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev
 #: split's indexes (11 against 59 µs a question on zod), a lookup does not grow with the index.
 CODE_COVERAGE_PASS_ENTRIES = 64
+
+
+# --- Building -----------------------------------------------------------------------------
+#: Files to parse, in bytes, from which worker processes help (below it one process parses
+#: alone: a worker starts in about 0.1 s, and parsing runs at about 2-3 MB/s a core).
+PARSE_PARALLEL_MIN_BYTES = 1_000_000
+#: At most this many worker processes parse beside the building process.
+PARSE_MAX_WORKERS = 7
+#: Bytes of files handed to a worker at a time: big enough that the pipe and pickling cost
+#: little, small enough that the last batches balance the workers.
+PARSE_BATCH_BYTES = 256_000

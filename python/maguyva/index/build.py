@@ -30,7 +30,8 @@ from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck
 from maguyva.index.model import Chunk, Reference, Symbol
-from maguyva.index.parse import PARSER_VERSION, parse_file
+from maguyva.index.parse import PARSER_VERSION
+from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
@@ -292,26 +293,32 @@ def collect_records(
     """A record per readable file, reusing the previous one where the content is unchanged.
     Returns the records, their contents, and how many files were parsed anew; files the walk
     found but could not index are counted in `skipped` and listed in `skipped_files`."""
-    records: list[FileRecord] = []
-    texts: list[bytes] = []
-    parsed = 0
-    progress.start("parsing", len(walked))
+    kept: list[tuple[str, int, int, str, bytes, FileRecord | None]] = []
     for (path, size, mtime_ns), content in zip(walked, contents):
-        progress.advance()
         if isinstance(content, str):  # the reason the file was skipped
             skipped[content] += 1
             if skipped_files is not None:
                 skipped_files.append(SkippedFile(path, content, size, mtime_ns))
             continue
-        rel = path
         digest = hashlib.sha256(content).hexdigest()
-        record = previous.get(rel)
-        if record is not None and record.sha256 == digest:
-            record.size, record.mtime_ns = size, mtime_ns
+        record = previous.get(path)
+        reusable = record if record is not None and record.sha256 == digest else None
+        kept.append((path, size, mtime_ns, digest, content, reusable))
+    to_parse = [(path, content) for path, _, _, _, content, reused in kept if reused is None]
+    progress.start("parsing", len(kept))
+    progress.advance(len(kept) - len(to_parse))
+    fresh = iter(parse_files(to_parse, progress=progress.advance))
+    records: list[FileRecord] = []
+    texts: list[bytes] = []
+    parsed = 0
+    for path, size, mtime_ns, digest, content, reused in kept:
+        if reused is not None:
+            reused.size, reused.mtime_ns = size, mtime_ns
+            record = reused
         else:
-            result = parse_file(rel, content)
+            result = next(fresh)
             record = FileRecord(
-                rel, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references,
+                path, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references,
                 result.code_words,
             )
             parsed += 1
@@ -450,7 +457,7 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRe
     for file_id, kind, name, line, enclosing, qualifier, names in db.execute(
         "SELECT file_id, kind, name, line, enclosing, qualifier, imported_names FROM refs ORDER BY rowid"
     ):
-        records[file_id].references.append(Reference(kind, name, line, enclosing, qualifier, tuple(json.loads(names))))
+        records[file_id].references.append(Reference(kind, name, line, enclosing, qualifier, _names_from_db(names)))
     words_of: dict[int, list[str]] = {}
     for word, files in db.execute("SELECT word, files FROM code_words"):
         for file_id in store.decode_file_ids(files).tolist():
@@ -580,35 +587,49 @@ def _insert_rows(
     chunk_id = 0
     symbol_id = 0
     file_roles = roles.roles_of([r.path for r in records], [r.language for r in records])
+    file_rows: list[tuple[object, ...]] = []
+    symbol_rows: list[tuple[object, ...]] = []
+    chunk_rows: list[tuple[object, ...]] = []
+    ref_rows: list[tuple[object, ...]] = []
     for file_id, (r, role) in enumerate(zip(records, file_roles)):
         file_centrality = float(node_centrality[file_id])
         names = {"parts": list(role.parts), "versions": list(role.versions)} if role.parts or role.versions else None
-        db.execute(
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        file_rows.append(
             (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, file_centrality,
-             int(node_degree[file_id]), role.bits, json.dumps(names) if names else None),
-        )
+             int(node_degree[file_id]), role.bits, json.dumps(names) if names else None)
+        )  # fmt: skip
         by_name: dict[str, float] = {}
         for s in r.symbols:
             node = file_count + symbol_id
             value = float(node_centrality[node])
             by_name.setdefault(s.qualified_name, value)
-            db.execute(
-                "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            symbol_rows.append(
                 (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
-                 s.start_line, s.end_line, s.parent, value, int(node_degree[node])),
-            )
+                 s.start_line, s.end_line, s.parent, value, int(node_degree[node]))
+            )  # fmt: skip
             symbol_id += 1
         for c in r.chunks:
             # A chunk is as central as the symbol it holds; loose code as its file.
             value = by_name.get(c.symbol, file_centrality) if c.symbol else file_centrality
-            db.execute(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-                (chunk_id, file_id, c.start_line, c.end_line, c.symbol, value),
-            )
+            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, value))
             chunk_id += 1
-        db.executemany(
-            "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, json.dumps(list(x.imported_names)))
-             for x in r.references],
+        ref_rows.extend(
+            (file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
+            for x in r.references
         )
+    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
+    db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows)
+    db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", chunk_rows)
+    db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)", ref_rows)
+
+
+# Most references import no names; their column is the same short text every time.
+_NO_NAMES = json.dumps([])
+
+
+def _names_to_db(names: tuple[str, ...]) -> str:
+    return json.dumps(list(names)) if names else _NO_NAMES
+
+
+def _names_from_db(text: str) -> tuple[str, ...]:
+    return () if text == _NO_NAMES else tuple(json.loads(text))

@@ -1,0 +1,150 @@
+"""Parsing on several cores: the same answers as parsing file by file, in the same order, whatever
+the workers do (start, die, fail a parse)."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from maguyva import config
+from maguyva.index import store
+from maguyva.index.build import build_index
+from maguyva.index.parse import parse_file, pool
+
+
+def invented_files(count: int) -> list[tuple[str, bytes]]:
+    """Files of several languages, each different, some large enough to fill a batch alone."""
+    files: list[tuple[str, bytes]] = []
+    for i in range(count):
+        kind = i % 4
+        if kind == 0:
+            text = f"def handler_{i}(event):\n    '''Handle event {i}.'''\n    return dispatch_{i}(event)\n"
+        elif kind == 1:
+            text = f"int ledger_{i}(int x) {{ return x * {i}; }}\nstatic int tally_{i};\n" * (1 + i % 7)
+        elif kind == 2:
+            text = f"export function render{i}(props) {{ return props.title + '{i}'; }}\n"
+        else:
+            text = f"Notes for step {i}.\n" * (1 + i % 5)
+        path = ["svc/h.py", "core/l.c", "ui/r.js", "docs/n.txt"][kind].replace(".", f"{i}.")
+        files.append((path, text.encode()))
+    files.append(("svc/big.py", b"".join(f"def f{j}(a):\n    return a + {j}\n".encode() for j in range(4000))))
+    return files
+
+
+@pytest.fixture()
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "PARSE_BATCH_BYTES", 2_000)
+
+
+def test_workers_give_what_parsing_file_by_file_gives(small_batches: None) -> None:
+    files = invented_files(120)
+    told: list[int] = []
+    assert pool.parse_files(files, workers=2, progress=told.append) == [parse_file(p, c) for p, c in files]
+    assert sum(told) == len(files)
+    assert len(told) > 3  # several batches, so the workers did take some
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("/nonexistent/python", "-m", "maguyva.index.parse.worker"),  # cannot start
+        (sys.executable, "-c", "import sys; sys.stdin.buffer.read(10); sys.exit(3)"),  # dies on its first batch
+        (sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'not a pickle at all'); sys.stdout.flush()"),
+    ],
+    ids=["cannot-start", "dies", "garbles"],
+)
+def test_a_failing_worker_leaves_its_files_to_the_caller(
+    small_batches: None, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(pool, "WORKER_COMMAND", command)
+    files = invented_files(40)
+    assert pool.parse_files(files, workers=2) == [parse_file(p, c) for p, c in files]
+
+
+def test_a_parse_that_raised_in_a_worker_is_parsed_again_by_the_caller(
+    small_batches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker whose every parse raises answers None; the caller parses those batches itself.
+    raising = textwrap.dedent(
+        """\
+        import sys
+        from maguyva.index.parse import pool
+        def broken(path, content):
+            raise ValueError(path)
+        pool.parse_file = broken
+        pool.serve(sys.stdin.buffer, sys.stdout.buffer)
+        """
+    )
+    monkeypatch.setattr(pool, "WORKER_COMMAND", (sys.executable, "-c", raising))
+    files = invented_files(30)
+    assert pool.parse_files(files, workers=1) == [parse_file(p, c) for p, c in files]
+
+
+def test_serve_answers_each_batch_and_none_for_one_that_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    good = [("a.py", b"def a():\n    return 1\n"), ("b.txt", b"words\n")]
+    source = io.BytesIO()
+    pool._send(source, good)
+    pool._send(source, [("c.py", b"x = 1\n")])
+    source.seek(0)
+    sink = io.BytesIO()
+    real = pool.parse_file
+
+    def raising_on_c(path: str, content: bytes) -> object:
+        if path == "c.py":
+            raise ValueError("no")
+        return real(path, content)
+
+    monkeypatch.setattr(pool, "parse_file", raising_on_c)
+    pool.serve(source, sink)
+    sink.seek(0)
+    assert pool._receive(sink) == [real(p, c) for p, c in good]
+    assert pool._receive(sink) is None
+    with pytest.raises(EOFError):
+        pool._receive(sink)
+
+
+def test_worker_count_follows_size_and_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 1000)
+    monkeypatch.setattr(config, "PARSE_MAX_WORKERS", 3)
+    assert pool.worker_count(999, cores=8) == 0
+    assert pool.worker_count(1000, cores=1) == 0  # the caller parses alone
+    assert pool.worker_count(1000, cores=2) == 1
+    assert pool.worker_count(10**9, cores=16) == 3
+
+
+def _contents(index_dir: Path) -> dict[str, object]:
+    """Everything an index holds, but the times it records."""
+    generation = store.current_generation(index_dir)
+    db = sqlite3.connect(generation / store.META)
+    try:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        held: dict[str, object] = {
+            table: sorted(map(repr, db.execute(f"SELECT * FROM {table}"))) for table in tables if table != "meta"
+        }
+        held["meta"] = {k: v for k, v in db.execute("SELECT * FROM meta") if k not in ("built_at", "walked_at_ns")}
+    finally:
+        db.close()
+    for part in (store.TEXT_INDEX, store.CODES):
+        held[part] = (generation / part).read_bytes()
+    return held
+
+
+def test_an_index_built_with_workers_is_the_index_built_without(
+    tmp_path: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    for path, content in invented_files(60):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(content)
+    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 10**12)
+    alone = build_index(root, tmp_path / "alone")
+    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "usable_cores", lambda: 3)
+    helped = build_index(root, tmp_path / "helped")
+    assert helped.parsed_files == alone.parsed_files == 61
+    assert _contents(tmp_path / "helped") == _contents(tmp_path / "alone")
