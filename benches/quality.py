@@ -298,16 +298,19 @@ def switched_signals(**switches: bool) -> Any:
 
 
 @contextmanager
-def tuned_number(name: str, value: float) -> Iterator[None]:
-    """A tuned number of `maguyva.config` set to `value` (stages read them when they use them)."""
-    from maguyva import config
-
-    original = getattr(config, name)
-    setattr(config, name, value)
+def tuned_number(repos: list[BenchRepo], name: str, value: float) -> Iterator[None]:
+    """Every index searched with the tuned number `name` of `maguyva.config.Tuning` at `value`."""
+    searchers = [searcher_of(repo.index) for repo in repos]
+    originals = [searcher.tuning for searcher in searchers]
+    designed = getattr(originals[0], name) if originals else value
+    number = int(value) if isinstance(designed, int) and float(value).is_integer() else value
+    for searcher, original in zip(searchers, originals):
+        searcher.tuning = original.but(**{name: number})
     try:
         yield
     finally:
-        setattr(config, name, original)
+        for searcher, original in zip(searchers, originals):
+            searcher.tuning = original
 
 
 def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
@@ -315,7 +318,7 @@ def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
     from maguyva import config
 
     name, _, values = spec.partition("=")
-    designed = getattr(config, name, None)
+    designed = getattr(config.DEFAULT, name, None) if name in config.Tuning.numbers() else None
     if not isinstance(designed, int | float) or isinstance(designed, bool) or not values:
         parser.error(f"--sweep {spec}: not NAME=V1,V2,... with NAME a number of maguyva.config")
     try:
@@ -323,7 +326,7 @@ def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
     except ValueError:
         parser.error(f"--sweep {spec}: the values must be numbers")
     return [Variant(f"default, {name}={v:g}", "default", f"default preset with {name} = {v:g} (designed {designed:g})",
-                    lambda _r, v=v: tuned_number(name, v), base="maguyva default")
+                    lambda r, v=v: tuned_number(r, name, v), base="maguyva default")
             for v in numbers if v != designed]
 
 

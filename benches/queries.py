@@ -253,7 +253,7 @@ def apply_ablation(name: str, indexes: list) -> None:
             index.reader.chunk_centrality = index.reader.chunk_centrality / divisor
     elif name == "no-demotion":
         for index in indexes:
-            index.reader.__dict__["chunk_demotion"] = np.ones(len(index.reader.chunk_file), dtype=np.float32)
+            index.searcher.tuning = index.searcher.tuning.but(VENDORED_DEMOTION=1.0)
     elif name == "k60":
         route.PRESETS = {**route.PRESETS, "default": dataclasses.replace(route.PRESETS["default"], rrf_k=60)}
     elif name == "direct-0.80":

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.serve.cli import explanation, main
-from maguyva.query.results import Hit, ModalityPart
 from maguyva import Index
 from maguyva.index.store import default_index_dir
+from maguyva.query.results import Hit, ModalityPart
+from maguyva.serve.cli import explanation, main
 
 FILES = {
     ".gitignore": "*.log\nbuild_cache/\n",

@@ -11,8 +11,8 @@ from maguyva.index.graph import (
     ReferenceRow,
     SymbolNode,
     centrality,
-    in_degree,
     import_parts,
+    in_degree,
     resolve_edges,
 )
 

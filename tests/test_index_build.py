@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maguyva import Index
+from maguyva import Index, config
 from maguyva.embed import make_embedder
 from maguyva.index import build as build_module
 from maguyva.index import store
@@ -152,7 +152,7 @@ def test_build_stores_files_chunks_symbols_edges_and_codes(repo):
     assert paths == {"retri": {"pkg/http.py", "pkg/retry.py"}, "fixtur": {"README.md"}}
 
 
-def test_code_word_postings_read_once_or_again_are_the_same(repo, monkeypatch):
+def test_code_word_postings_read_once_or_again_are_the_same(repo):
     reader = Index.build(repo).reader
     meta = store.current_generation(reader.index_dir) / store.META
     stored = {w: store.decode_file_ids(f).tolist() for w, f in table(meta, "SELECT word, files FROM code_words")}
@@ -160,10 +160,10 @@ def test_code_word_postings_read_once_or_again_are_the_same(repo, monkeypatch):
     expected = {w: stored[w] for w in words if w in stored}
     assert set(expected) == {"retri", "sess", "pars", "config"}
     for cap in (10**6, 0):  # kept in memory, or forgotten at every read
-        monkeypatch.setattr("maguyva.config.CODE_WORD_CACHE_ENTRIES", cap)
-        for order in (words, words[::-1], words[1:3]):
-            got = {w: ids.tolist() for w, ids in reader.code_word_files(order).items()}
-            assert got == {w: expected[w] for w in order if w in expected}
+        with config.using(config.DEFAULT.but(CODE_WORD_CACHE_ENTRIES=cap)):
+            for order in (words, words[::-1], words[1:3]):
+                got = {w: ids.tolist() for w, ids in reader.code_word_files(order).items()}
+                assert got == {w: expected[w] for w in order if w in expected}
 
 
 def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, tmp_path):

@@ -19,11 +19,13 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from maguyva.serve.corpus import Corpus
 from maguyva.serve.mcp import (
     SNIPPET_TOKENS,
-    TOOLS as SERVER_TOOLS,
     ToolFailure,
     call_tool,
     estimate_tokens,
     trim_to_tokens,
+)
+from maguyva.serve.mcp import (
+    TOOLS as SERVER_TOOLS,
 )
 
 SECRET = "TOP SECRET CONTENT"

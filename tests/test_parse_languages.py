@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+
 from maguyva.index.chunk import MAX_CHUNK_CHARS, MAX_CHUNK_LINES, significant_chars
 from maguyva.index.model import SYMBOL_KINDS, ParsedFile
 from maguyva.index.parse import parse_file

@@ -7,6 +7,7 @@ import io
 import sqlite3
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,9 @@ def invented_files(count: int) -> list[tuple[str, bytes]]:
 
 
 @pytest.fixture()
-def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "PARSE_BATCH_BYTES", 2_000)
+def small_batches() -> Iterator[None]:
+    with config.using(config.current().but(PARSE_BATCH_BYTES=2_000)):
+        yield
 
 
 def test_workers_give_what_parsing_file_by_file_gives(small_batches: None) -> None:
@@ -108,13 +110,12 @@ def test_serve_answers_each_batch_and_none_for_one_that_raised(monkeypatch: pyte
         pool._receive(sink)
 
 
-def test_worker_count_follows_size_and_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 1000)
-    monkeypatch.setattr(config, "PARSE_MAX_WORKERS", 3)
-    assert pool.worker_count(999, cores=8) == 0
-    assert pool.worker_count(1000, cores=1) == 0  # the caller parses alone
-    assert pool.worker_count(1000, cores=2) == 1
-    assert pool.worker_count(10**9, cores=16) == 3
+def test_worker_count_follows_size_and_cores() -> None:
+    with config.using(config.DEFAULT.but(PARSE_PARALLEL_MIN_BYTES=1000, PARSE_MAX_WORKERS=3)):
+        assert pool.worker_count(999, cores=8) == 0
+        assert pool.worker_count(1000, cores=1) == 0  # the caller parses alone
+        assert pool.worker_count(1000, cores=2) == 1
+        assert pool.worker_count(10**9, cores=16) == 3
 
 
 def _contents(index_dir: Path) -> dict[str, object]:
@@ -141,10 +142,8 @@ def test_an_index_built_with_workers_is_the_index_built_without(
     for path, content in invented_files(60):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(content)
-    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 10**12)
-    alone = build_index(root, tmp_path / "alone")
-    monkeypatch.setattr(config, "PARSE_PARALLEL_MIN_BYTES", 0)
+    alone = build_index(root, tmp_path / "alone", tuning=config.current().but(PARSE_PARALLEL_MIN_BYTES=10**12))
     monkeypatch.setattr(pool, "usable_cores", lambda: 3)
-    helped = build_index(root, tmp_path / "helped")
+    helped = build_index(root, tmp_path / "helped", tuning=config.current().but(PARSE_PARALLEL_MIN_BYTES=0))
     assert helped.parsed_files == alone.parsed_files == 61
     assert _contents(tmp_path / "helped") == _contents(tmp_path / "alone")

@@ -338,13 +338,13 @@ def test_a_file_whose_code_spells_the_question_covers_it_and_comments_do_not(cov
     assert not rank.code_coverages(reader, "how does it do what it does", files).any()
 
 
-def test_code_coverage_is_the_same_by_one_pass_over_the_postings_or_a_lookup_per_candidate(coverage: Index, monkeypatch):
+def test_code_coverage_is_the_same_by_one_pass_over_the_postings_or_a_lookup_per_candidate(coverage: Index):
     reader = coverage.reader
     files = np.array([f.id for f in reader.files] * 3)
     question = "drain the pending queue before the worker pool ticks"
-    monkeypatch.setattr(config, "CODE_COVERAGE_PASS_ENTRIES", 10**6)
-    one_pass = rank.code_coverages(reader, question, files)
-    monkeypatch.setattr(config, "CODE_COVERAGE_PASS_ENTRIES", 0)
-    looked_up = rank.code_coverages(reader, question, files)
+    with config.using(config.DEFAULT.but(CODE_COVERAGE_PASS_ENTRIES=10**6)):
+        one_pass = rank.code_coverages(reader, question, files)
+    with config.using(config.DEFAULT.but(CODE_COVERAGE_PASS_ENTRIES=0)):
+        looked_up = rank.code_coverages(reader, question, files)
     assert one_pass.max() == 1.0 and (one_pass > 0).all()  # each file spells a word of it
     np.testing.assert_array_equal(one_pass, looked_up)

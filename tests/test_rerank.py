@@ -257,7 +257,7 @@ def test_tests_are_demoted_and_signals_switch_off(index: Index):
     test_chunk = chunk_of(index, "tests/test_handlers.py")
     query = "what keeps a login session"
     adjusted = rerank(reader, query, classify(query), {test_chunk: 1.0})
-    assert adjusted[test_chunk].factor == config.SECONDARY_CODE_FACTOR
+    assert adjusted[test_chunk].factor == config.DEFAULT.SECONDARY_CODE_FACTOR
     off = rerank(reader, query, classify(query), {test_chunk: 1.0}, Signals(secondary=False))
     assert off[test_chunk].factor == 1.0
 
@@ -269,7 +269,7 @@ def test_path_agreement_lifts_the_file_named_like_the_question(index: Index):
     adjusted = rerank(reader, query, classify(query), {limiter: 1.0, handlers: 1.0})
     assert adjusted[limiter].path > 0 and adjusted[handlers].path == 0
     # The question spells all of "limiter.py", and none of "handlers.py".
-    assert adjusted[limiter].file_name == config.FILE_NAME_BONUS and adjusted[handlers].file_name == 0
+    assert adjusted[limiter].file_name == config.DEFAULT.FILE_NAME_BONUS and adjusted[handlers].file_name == 0
     off = rerank(reader, query, classify(query), {limiter: 1.0}, Signals(paths=False))
     assert off[limiter].path == off[limiter].file_name == 0
     results = index.search(query, ranking="hand").results
@@ -438,7 +438,7 @@ def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     assert {reader.files[f].path for f in headers_beside_sources(reader)} == {"src/punycode.h"}
     query = "IDNA domain name encoding"
     assert demotions_of(header_and_source, query) == {
-        "src/punycode.h": (("header_beside_source", config.HEADER_BESIDE_SOURCE_FACTOR),),
+        "src/punycode.h": (("header_beside_source", config.DEFAULT.HEADER_BESIDE_SOURCE_FACTOR),),
         "src/punycode.c": (),
         "include/api.h": (),
     }
@@ -462,7 +462,7 @@ def test_older_version_folders_go_after_the_newest_unless_named(versions: Index)
     assert {reader.files[f].path: v for f, v in older_versions(reader).items()} == {"src/v3/shapes.ts": {"3"}}
     query = "string schema parsing"
     assert demotions_of(versions, query) == {
-        "src/v3/shapes.ts": (("older_version", config.OLDER_VERSION_FACTOR),),
+        "src/v3/shapes.ts": (("older_version", config.DEFAULT.OLDER_VERSION_FACTOR),),
         "src/v4/shapes.ts": (),
         "src/util/v1/helpers.ts": (),
     }
@@ -488,7 +488,7 @@ def test_a_part_beside_its_whole_goes_after_it_unless_the_question_names_the_par
         "Ledger/EntryMapper.Async.cs": {"async"},
         "Ledger/EntryMapper.TypeHandler.cs": {"type", "handler"},
     }
-    part = (("part_beside_whole", config.PART_BESIDE_WHOLE_FACTOR),)
+    part = (("part_beside_whole", config.DEFAULT.PART_BESIDE_WHOLE_FACTOR),)
     query = "how query rows are read and mapped"
     assert demotions_of(parts, query) == {
         "Ledger/EntryMapper.cs": (),
@@ -518,7 +518,7 @@ def test_windows_ports_of_twinned_files_go_after_them_unless_windows_is_named(pl
     reader = platforms.reader
     # winglue.c and pipe_windows.go have no twin for other systems: they are the only answer.
     assert {reader.files[f].path for f in windows_ports(reader)} == {"src/win/serial.c", "net/fd_windows.go"}
-    port = (("windows_port", config.WINDOWS_PORT_FACTOR),)
+    port = (("windows_port", config.DEFAULT.WINDOWS_PORT_FACTOR),)
     query = "serial connect implementation"
     assert demotions_of(platforms, query) == {
         "src/unix/serial.c": (),
@@ -533,13 +533,13 @@ def test_windows_ports_of_twinned_files_go_after_them_unless_windows_is_named(pl
 
 
 def test_demotions_multiply_and_are_named():
-    both = Adjustment(path=0.5, demotions=(("secondary_code", config.SECONDARY_CODE_FACTOR), ("older_version", config.OLDER_VERSION_FACTOR)))
-    assert both.factor == pytest.approx(config.SECONDARY_CODE_FACTOR * config.OLDER_VERSION_FACTOR)
-    assert both.apply(1.0) == pytest.approx(1.5 * config.SECONDARY_CODE_FACTOR * config.OLDER_VERSION_FACTOR)
+    both = Adjustment(path=0.5, demotions=(("secondary_code", config.DEFAULT.SECONDARY_CODE_FACTOR), ("older_version", config.DEFAULT.OLDER_VERSION_FACTOR)))
+    assert both.factor == pytest.approx(config.DEFAULT.SECONDARY_CODE_FACTOR * config.DEFAULT.OLDER_VERSION_FACTOR)
+    assert both.apply(1.0) == pytest.approx(1.5 * config.DEFAULT.SECONDARY_CODE_FACTOR * config.DEFAULT.OLDER_VERSION_FACTOR)
     assert both.explain() == {
         "path": 0.5,
-        "secondary_code_factor": config.SECONDARY_CODE_FACTOR,
-        "older_version_factor": config.OLDER_VERSION_FACTOR,
+        "secondary_code_factor": config.DEFAULT.SECONDARY_CODE_FACTOR,
+        "older_version_factor": config.DEFAULT.OLDER_VERSION_FACTOR,
     }
     assert Adjustment().factor == 1.0 and Adjustment().explain() == {}
 
@@ -619,11 +619,11 @@ def test_a_modality_that_found_the_file_elsewhere_agrees_with_its_best_chunk(agr
     query = "cache eviction"
     signals = Signals(paths=False, secondary=False, coherence=False, definitions=False)
     adjusted = rerank(reader, query, classify(query), scored, signals, parts)
-    assert adjusted[load].agreement == pytest.approx(config.FILE_AGREEMENT * 0.010)
+    assert adjusted[load].agreement == pytest.approx(config.DEFAULT.FILE_AGREEMENT * 0.010)
     assert adjusted[evict].agreement == 0.0  # not the chunk that stands for its file
     assert adjusted[other].agreement == 0.0  # both modalities found it already
     assert adjusted[load].apply(scored[load]) > adjusted[other].apply(scored[other])
-    assert adjusted[load].explain() == {"agreement": pytest.approx(config.FILE_AGREEMENT * 0.010)}
+    assert adjusted[load].explain() == {"agreement": pytest.approx(config.DEFAULT.FILE_AGREEMENT * 0.010)}
     # Switched off by its flag, and left out without the modalities' parts.
     off = rerank(reader, query, classify(query), scored, replace(signals, agreement=False), parts)
     assert all(a.agreement == 0.0 for a in off.values())
@@ -659,6 +659,6 @@ def test_path_agreement_for_all_files_at_once_is_each_files_own(vocabulary_index
     agreeing = []
     for file_id, info in enumerate(reader.files):
         own = rerank.matched_share(words, rerank.path_words(info.path), rerank.initialisms(query)) if words else 0.0
-        assert signals(file_id).path == (own if own >= config.PATH_MIN_SHARE else 0.0) * config.PATH_BONUS, info.path
+        assert signals(file_id).path == (own if own >= config.DEFAULT.PATH_MIN_SHARE else 0.0) * config.DEFAULT.PATH_BONUS, info.path
         agreeing += [info.path] if own else []
     assert bool(agreeing) == (query != "xyzzy")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from maguyva import Index, config
 from maguyva.index import roles
+from maguyva.index.reader import chunk_demotion
 from maguyva.index.roles import roles_of
 
 PATHS = [
@@ -64,6 +65,6 @@ def test_an_index_stores_the_roles_of_its_files(tmp_path):
         assert stored["kiln/glaze.c"] == (0, None)
         # Vendored code's chunks are demoted in fusion by the stored role.
         vendored = next(f.id for f in reader.files if f.path == "kiln/vendor/clay/clay.c")
-        assert set(reader.chunk_demotion[reader.chunk_file == vendored].tolist()) == {config.VENDORED_DEMOTION}
+        assert set(chunk_demotion(reader)[reader.chunk_file == vendored].tolist()) == {config.DEFAULT.VENDORED_DEMOTION}
     finally:
         index.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from maguyva import Index, config
+from maguyva import Index
 from maguyva.serve.cli import main
 
 FILES = {
@@ -339,6 +339,6 @@ def test_parallel_and_sequential_retrieval_agree(index, monkeypatch):
 
     queries = ["how does login work", "who calls check_password", '"ECONNREFUSED"', "verify tokens"]
     sequential = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
-    monkeypatch.setattr(config, "PARALLEL_MIN_CHUNKS", 0)
+    index.searcher.tuning = index.searcher.tuning.but(PARALLEL_MIN_CHUNKS=0)
     parallel = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
     assert parallel == sequential and all(sequential)

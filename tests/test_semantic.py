@@ -34,8 +34,8 @@ def test_short_chunks_without_a_definition_are_bare(index):
     exports = next(f.id for f in reader.files if f.path == "exports.py")
     alone = int(reader.file_chunk_offsets[exports])
     headers = [c for c in range(len(bare)) if reader.chunk_symbol[c] is None and c != alone]
-    assert len(headers) == 4 and all(reader.chunk_lines[c] <= config.SEMANTIC_MAX_BARE_LINES for c in headers)
-    assert reader.chunk_symbol[alone] is None and reader.chunk_lines[alone] <= config.SEMANTIC_MAX_BARE_LINES
+    assert len(headers) == 4 and all(reader.chunk_lines[c] <= config.DEFAULT.SEMANTIC_MAX_BARE_LINES for c in headers)
+    assert reader.chunk_symbol[alone] is None and reader.chunk_lines[alone] <= config.DEFAULT.SEMANTIC_MAX_BARE_LINES
     # Short, no definition, but all of its file: still an answer.
     assert bare.tolist() == [c in headers for c in range(len(bare))]
 

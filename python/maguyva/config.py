@@ -1,140 +1,194 @@
-"""Every tuned number of the pipeline, in one place, grouped by stage.
+"""Every tuned number of the pipeline, in one frozen object, grouped by stage.
 
-Stages read them here when they use them (`config.PATH_BONUS`), so a benchmark that tries another
-value sets it here, for every stage at once. The intent weights, presets and the classifier's
-confidences are SPEC's table and live with it, in `maguyva.query.intents`."""
+    from maguyva import config
+
+    config.DEFAULT.PATH_BONUS                      # the shipped value
+    variant = config.DEFAULT.but(PATH_BONUS=0.5)   # another, for an ablation
+    Searcher(reader, tuning=variant)               # questions answered with it
+    build_index(root, tuning=variant)              # an index built with it
+
+`Tuning` is passed in where work starts (a `Searcher`, `build_index`), and the stages of that
+work read it with `config.current()`: within `config.using(tuning)`, which those entry points
+enter, and which follows the work into the threads they hand it to. Outside any, `current()` is
+`DEFAULT`. Two searchers with different tunings answer side by side in one process, each with
+its own; nothing changes a number for anyone else. Tables derived from an index with these
+numbers are kept per tuning (`index.reader.per_reader`).
+
+The names are upper case, as the documentation and the benchmarks' `--sweep NAME=...` spell them.
+The intent weights, presets and the classifier's confidences are SPEC's table and live with it, in
+`maguyva.query.intents`."""
 
 from __future__ import annotations
 
-# BM25's usual constants, for every scorer of words (the text retriever over chunks, the symbol
-# table's word index over symbols): k1 sets how fast repeated matches saturate, b how much a
-# longer text's matches count less.
-BM25_K1 = 1.2
-BM25_B = 0.75
+import contextvars
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 
-# --- Routing ------------------------------------------------------------------------------
-#: A confident question goes to one modality only when it is one line of at most this many
-#: characters (and the classifier found its subject).
-ORDINARY_MAX_CHARS = 200
-#: How far a blast radius reaches: edges from the symbol of an impact question.
-IMPACT_DEPTH = 3
+@dataclass(frozen=True)
+class Tuning:
+    """The tuned numbers (see the module's documentation)."""
+
+    # BM25's usual constants, for every scorer of words (the text retriever over chunks, the symbol
+    # table's word index over symbols): k1 sets how fast repeated matches saturate, b how much a
+    # longer text's matches count less.
+    BM25_K1: float = 1.2
+    BM25_B: float = 0.75
+
+    # --- Routing ------------------------------------------------------------------------------
+    #: A confident question goes to one modality only when it is one line of at most this many
+    #: characters (and the classifier found its subject).
+    ORDINARY_MAX_CHARS: int = 200
+    #: How far a blast radius reaches: edges from the symbol of an impact question.
+    IMPACT_DEPTH: int = 3
+
+    # --- Retrieval ----------------------------------------------------------------------------
+    #: How many candidates each modality hands to fusion, per result asked for (and at least
+    #: MIN_CANDIDATES): enough for agreement between modalities to show below the top.
+    CANDIDATES_PER_RESULT: int = 5
+    MIN_CANDIDATES: int = 50
+    #: The modalities run in parallel over indexes of at least this many chunks. Below it each one
+    #: takes a fraction of a millisecond, mostly in Python under the GIL, and handing them to threads
+    #: costs more than it saves: over the 400 dev-split queries (repositories of 80 to 10,700 chunks,
+    #: 2 cores) one after the other gave p50 2.1-2.4 ms (default) and 2.5-3.0 ms (thorough), a pool
+    #: of 4 threads 2.3-3.4 and 2.8-3.2. Over large indexes the kernels (Hamming scan, trigram
+    #: verification) run for milliseconds without the GIL, and running them side by side pays.
+    PARALLEL_MIN_CHUNKS: int = 50_000
+    #: Weight of an identifier's parts relative to the identifier itself.
+    TEXT_PART_WEIGHT: float = 0.5
+    #: A chunk holding no definition and at most this many lines (an import block, a stray
+    #: `#endif`) is not an answer by meaning: its embedding is mostly its file's path, so it comes up
+    #: for any question that names the file. Such chunks are left out of this modality's list (the
+    #: text modality still finds them), unless the chunk is all of its file (a three-line module
+    #: that re-exports a class is found by its path or not at all).
+    SEMANTIC_MAX_BARE_LINES: int = 5
+    #: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
+    STRUCTURAL_MAX_NAMES: int = 32
+    STRUCTURAL_MAX_QUESTION_WORDS: int = 48
+    #: Personalized PageRank starts from at most this many symbols: a word that names dozens of
+    #: definitions says little about which code is meant.
+    PPR_MAX_SEEDS: int = 16
+    #: Personalized PageRank: restart probability 1 - PPR_ALPHA, the neighbourhood it walks, and
+    #: when its power iteration stops.
+    PPR_ALPHA: float = 0.85
+    PPR_DEPTH: int = 2
+    PPR_MAX_NODES: int = 2000
+    PPR_ITERATIONS: int = 50
+    PPR_TOLERANCE: float = 1e-6
+
+    # --- The symbol table's word index (the structural retriever's fourth tier) ---------------
+    # Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
+    WORD_WEIGHT_NAME: float = 3.0
+    WORD_WEIGHT_QUALIFIER: float = 1.0
+    WORD_WEIGHT_SIGNATURE: float = 0.75
+    WORD_WEIGHT_DOCSTRING: float = 1.0
+    WORD_WEIGHT_PATH: float = 0.4
+    #: A query word that is a prefix of an indexed word, or has one as its prefix, counts this much.
+    WORD_WEIGHT_PREFIX: float = 0.5
+    WORD_MIN_PREFIX: int = 4
+    WORD_MAX_EXPANSIONS: int = 24
+    #: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
+    WORD_SECONDARY_FACTOR: float = 0.75
+
+    # --- Fusion: centrality and demotion ------------------------------------------------------
+    #: Divides the excess PageRank (see `maguyva.index.graph.centrality`). Measured on the dev split with the default
+    #: preset (benches/queries.py --ablation): NDCG@10 0.725 with divisor 1 (about 5% of chunks at
+    #: the boost's cap), 0.753 with 4, 0.760 with 16, 0.754 with no boost at all.
+    CENTRALITY_DIVISOR: float = 16.0
+    #: Score multiplier of vendored, built, archived, minified or generated code in fusion.
+    VENDORED_DEMOTION: float = 0.5
+
+    # --- The hand-set post-fusion signals (maguyva.query.rank.signals) ------------------------
+    #: Score multiplier of tests, examples, compatibility code and non-code files.
+    SECONDARY_CODE_FACTOR: float = 0.3
+    #: Score multiplier of a C/C++ header in the folder of a source file of the same name.
+    HEADER_BESIDE_SOURCE_FACTOR: float = 0.5
+    #: Score multiplier of code under a version folder that has a newer sibling, for a question that
+    #: does not name that version.
+    OLDER_VERSION_FACTOR: float = 0.5
+    #: Score multiplier of a part of a file beside the whole (`EntryMapper.Async.cs` beside `EntryMapper.cs`).
+    PART_BESIDE_WHOLE_FACTOR: float = 0.5
+    #: Score multiplier of a Windows port of a file that has a twin for other systems.
+    WINDOWS_PORT_FACTOR: float = 0.5
+    #: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
+    #: the most (for the intents and rules `signals.COHERENCE_INTENTS` and `COHERENCE_RULES` name).
+    COHERENCE_BONUS: float = 0.1
+    #: Share of a modality's best contribution within a file, found through another of its chunks,
+    #: that the file's best chunk gains.
+    FILE_AGREEMENT: float = 0.5
+    #: Path agreement bonus, in units of the best fused score, for a path matching every word.
+    PATH_BONUS: float = 1.0
+    #: A path matching fewer than this share of the question's words gains nothing.
+    PATH_MIN_SHARE: float = 0.10
+    #: Further bonus, in units of the best fused score, for a file whose name the question spells
+    #: whole (every word of the name agrees with a question word).
+    FILE_NAME_BONUS: float = 0.2
+    #: A question word found in the paths of more than this share of the index's files (the
+    #: project's own name, "src", "core") says nothing about which file is meant: it is not counted.
+    COMMON_PATH_WORD: float = 0.25
+    #: Definition bonus, in units of the best fused score: for a question that is a name, for
+    #: names inside a sentence, and the factor when the file is named after the symbol.
+    DEFINITION_BONUS_NAME: float = 3.0
+    DEFINITION_BONUS_IN_SENTENCE: float = 1.5
+    DEFINITION_FILE_NAMED: float = 1.5
+    #: The factor of a callable's definition bonus when a type of the same name is defined too.
+    DEFINITION_CALLABLE_BESIDE_TYPE: float = 0.5
+    #: Shortest prefix that counts as agreement: of words as written, and of their stems.
+    AGREEMENT_SHORTEST_PREFIX: int = 3
+    AGREEMENT_SHORTEST_STEM_PREFIX: int = 4
+    #: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
+    DEEP_FOLDERS: int = 3
+    #: File ids of code-word postings an open index keeps in memory once read (8 bytes each).
+    CODE_WORD_CACHE_ENTRIES: int = 1_000_000
+    #: `code_coverage` adds each question word's weight to the files of its posting in one pass when
+    #: the postings hold at most this many entries per candidate (with the index's file count), and
+    #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev
+    #: split's indexes (11 against 59 µs a question on zod), a lookup does not grow with the index.
+    CODE_COVERAGE_PASS_ENTRIES: int = 64
+
+    # --- Building -----------------------------------------------------------------------------
+    #: Files to parse, in bytes, from which worker processes help (below it one process parses
+    #: alone: a worker starts in about 0.1 s, and parsing runs at about 2-3 MB/s a core).
+    PARSE_PARALLEL_MIN_BYTES: int = 1_000_000
+    #: At most this many worker processes parse beside the building process.
+    PARSE_MAX_WORKERS: int = 7
+    #: Bytes of files handed to a worker at a time: big enough that the pipe and pickling cost
+    #: little, small enough that the last batches balance the workers.
+    PARSE_BATCH_BYTES: int = 256_000
 
 
-# --- Retrieval ----------------------------------------------------------------------------
-#: How many candidates each modality hands to fusion, per result asked for (and at least
-#: MIN_CANDIDATES): enough for agreement between modalities to show below the top.
-CANDIDATES_PER_RESULT = 5
-MIN_CANDIDATES = 50
-#: The modalities run in parallel over indexes of at least this many chunks. Below it each one
-#: takes a fraction of a millisecond, mostly in Python under the GIL, and handing them to threads
-#: costs more than it saves: over the 400 dev-split queries (repositories of 80 to 10,700 chunks,
-#: 2 cores) one after the other gave p50 2.1-2.4 ms (default) and 2.5-3.0 ms (thorough), a pool
-#: of 4 threads 2.3-3.4 and 2.8-3.2. Over large indexes the kernels (Hamming scan, trigram
-#: verification) run for milliseconds without the GIL, and running them side by side pays.
-PARALLEL_MIN_CHUNKS = 50_000
-#: Weight of an identifier's parts relative to the identifier itself.
-TEXT_PART_WEIGHT = 0.5
-#: A chunk holding no definition and at most this many lines (an import block, a stray
-#: `#endif`) is not an answer by meaning: its embedding is mostly its file's path, so it comes up
-#: for any question that names the file. Such chunks are left out of this modality's list (the
-#: text modality still finds them), unless the chunk is all of its file (a three-line module
-#: that re-exports a class is found by its path or not at all).
-SEMANTIC_MAX_BARE_LINES = 5
-#: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
-STRUCTURAL_MAX_NAMES = 32
-STRUCTURAL_MAX_QUESTION_WORDS = 48
-#: Personalized PageRank starts from at most this many symbols: a word that names dozens of
-#: definitions says little about which code is meant.
-PPR_MAX_SEEDS = 16
-#: Personalized PageRank: restart probability 1 - PPR_ALPHA, the neighbourhood it walks, and
-#: when its power iteration stops.
-PPR_ALPHA = 0.85
-PPR_DEPTH = 2
-PPR_MAX_NODES = 2000
-PPR_ITERATIONS = 50
-PPR_TOLERANCE = 1e-6
+    def but(self, **changes: float) -> Tuning:
+        """This tuning with some numbers changed; a name it does not have is a TypeError."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def numbers(cls) -> tuple[str, ...]:
+        """The names of the tuned numbers."""
+        return tuple(f.name for f in dataclasses.fields(cls))
 
 
-# --- The symbol table's word index (the structural retriever's fourth tier) ---------------
-# Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
-WORD_WEIGHT_NAME = 3.0
-WORD_WEIGHT_QUALIFIER = 1.0
-WORD_WEIGHT_SIGNATURE = 0.75
-WORD_WEIGHT_DOCSTRING = 1.0
-WORD_WEIGHT_PATH = 0.4
-#: A query word that is a prefix of an indexed word, or has one as its prefix, counts this much.
-WORD_WEIGHT_PREFIX = 0.5
-WORD_MIN_PREFIX = 4
-WORD_MAX_EXPANSIONS = 24
-#: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
-WORD_SECONDARY_FACTOR = 0.75
+#: The shipped numbers.
+DEFAULT = Tuning()
+
+_current: contextvars.ContextVar[Tuning] = contextvars.ContextVar("maguyva_tuning", default=DEFAULT)
 
 
-# --- Fusion: centrality and demotion ------------------------------------------------------
-#: Divides the excess PageRank (see `maguyva.index.graph.centrality`). Measured on the dev split with the default
-#: preset (benches/queries.py --ablation): NDCG@10 0.725 with divisor 1 (about 5% of chunks at
-#: the boost's cap), 0.753 with 4, 0.760 with 16, 0.754 with no boost at all.
-CENTRALITY_DIVISOR = 16.0
-#: Score multiplier of vendored, built, archived, minified or generated code in fusion.
-VENDORED_DEMOTION = 0.5
+def current() -> Tuning:
+    """The tuning of the work under way (`DEFAULT` outside any `using`)."""
+    return _current.get()
 
 
-# --- The hand-set post-fusion signals (maguyva.query.rank.signals) ------------------------
-#: Score multiplier of tests, examples, compatibility code and non-code files.
-SECONDARY_CODE_FACTOR = 0.3
-#: Score multiplier of a C/C++ header in the folder of a source file of the same name.
-HEADER_BESIDE_SOURCE_FACTOR = 0.5
-#: Score multiplier of code under a version folder that has a newer sibling, for a question that
-#: does not name that version.
-OLDER_VERSION_FACTOR = 0.5
-#: Score multiplier of a part of a file beside the whole (`EntryMapper.Async.cs` beside `EntryMapper.cs`).
-PART_BESIDE_WHOLE_FACTOR = 0.5
-#: Score multiplier of a Windows port of a file that has a twin for other systems.
-WINDOWS_PORT_FACTOR = 0.5
-#: File coherence bonus, in units of the best fused score, for the file whose chunks add up to
-#: the most (for the intents and rules `signals.COHERENCE_INTENTS` and `COHERENCE_RULES` name).
-COHERENCE_BONUS = 0.1
-#: Share of a modality's best contribution within a file, found through another of its chunks,
-#: that the file's best chunk gains.
-FILE_AGREEMENT = 0.5
-#: Path agreement bonus, in units of the best fused score, for a path matching every word.
-PATH_BONUS = 1.0
-#: A path matching fewer than this share of the question's words gains nothing.
-PATH_MIN_SHARE = 0.10
-#: Further bonus, in units of the best fused score, for a file whose name the question spells
-#: whole (every word of the name agrees with a question word).
-FILE_NAME_BONUS = 0.2
-#: A question word found in the paths of more than this share of the index's files (the
-#: project's own name, "src", "core") says nothing about which file is meant: it is not counted.
-COMMON_PATH_WORD = 0.25
-#: Definition bonus, in units of the best fused score: for a question that is a name, for
-#: names inside a sentence, and the factor when the file is named after the symbol.
-DEFINITION_BONUS_NAME = 3.0
-DEFINITION_BONUS_IN_SENTENCE = 1.5
-DEFINITION_FILE_NAMED = 1.5
-#: The factor of a callable's definition bonus when a type of the same name is defined too.
-DEFINITION_CALLABLE_BESIDE_TYPE = 0.5
-#: Shortest prefix that counts as agreement: of words as written, and of their stems.
-AGREEMENT_SHORTEST_PREFIX = 3
-AGREEMENT_SHORTEST_STEM_PREFIX = 4
-#: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
-DEEP_FOLDERS = 3
-#: File ids of code-word postings an open index keeps in memory once read (8 bytes each).
-CODE_WORD_CACHE_ENTRIES = 1_000_000
-#: `code_coverage` adds each question word's weight to the files of its posting in one pass when
-#: the postings hold at most this many entries per candidate (with the index's file count), and
-#: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev
-#: split's indexes (11 against 59 µs a question on zod), a lookup does not grow with the index.
-CODE_COVERAGE_PASS_ENTRIES = 64
-
-
-# --- Building -----------------------------------------------------------------------------
-#: Files to parse, in bytes, from which worker processes help (below it one process parses
-#: alone: a worker starts in about 0.1 s, and parsing runs at about 2-3 MB/s a core).
-PARSE_PARALLEL_MIN_BYTES = 1_000_000
-#: At most this many worker processes parse beside the building process.
-PARSE_MAX_WORKERS = 7
-#: Bytes of files handed to a worker at a time: big enough that the pipe and pickling cost
-#: little, small enough that the last batches balance the workers.
-PARSE_BATCH_BYTES = 256_000
+@contextmanager
+def using(tuning: Tuning | None) -> Iterator[Tuning]:
+    """Run the block with `tuning` (None: the current one) as `current()`, in this thread and in
+    the contexts copied from it (`contextvars.copy_context`)."""
+    if tuning is None:
+        yield _current.get()
+        return
+    token = _current.set(tuning)
+    try:
+        yield tuning
+    finally:
+        _current.reset(token)

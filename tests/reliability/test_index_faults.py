@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,16 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from indexes import contents, write_tree
 
 from maguyva import Index
-from maguyva.serve.cli import main, printable
-from maguyva.serve.corpus import Corpus
-from maguyva.index import build as build_module
 from maguyva.index import store
 from maguyva.index.build import build_index, embedding_text
 from maguyva.index.model import Chunk
-
-from indexes import contents, write_tree
+from maguyva.serve.cli import main, printable
+from maguyva.serve.corpus import Corpus
 
 #: An invented little project: an inventory service with a ledger and a report.
 TREE = {

@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from indexes import contents, write_tree
 
 from maguyva import Index
 from maguyva.embed import EmbeddingError
 from maguyva.embed.cache import FILE_NAME as CACHE_FILE
-from maguyva.embed.local import MODELS_DIR, DEFAULT_MODEL, LocalEmbedder
+from maguyva.embed.local import DEFAULT_MODEL, MODELS_DIR, LocalEmbedder
 from maguyva.index import store
-
-from indexes import contents, write_tree
 
 #: An invented little project: a kiln controller with a firing schedule and a thermocouple.
 TREE = {

@@ -14,9 +14,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from mcp_types import LATEST_PROTOCOL_VERSION
-
 from indexes import write_tree
+from mcp_types import LATEST_PROTOCOL_VERSION
 
 TREE = {
     "roast/drum.py": "def roast_beans(batch, minutes):\n    return [bean.darker(minutes) for bean in batch]\n",

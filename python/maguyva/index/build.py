@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from maguyva import config
 from maguyva._core import TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
@@ -98,6 +99,7 @@ def build_index(
     progress: Progress | None = None,
     rebuild: bool = False,
     include_secrets: bool | None = None,
+    tuning: config.Tuning | None = None,
 ) -> BuildSummary:
     """Build or update the index of the repository at `root`; return what was done.
 
@@ -108,7 +110,21 @@ def build_index(
     not reused either: the build is a full one, and says so in `warnings`. A build that cannot
     write (disk full, read-only folder) raises `IndexWriteError` and leaves the published index
     as it was. Files named like keys and credentials (`id_rsa`, `*.pem`, `.npmrc`...) are left out
-    unless `include_secrets`; None keeps what the index was built with (False for a new one)."""
+    unless `include_secrets`; None keeps what the index was built with (False for a new one).
+    `tuning` holds the numbers the build uses (`config.current()` if None)."""
+    with config.using(tuning):
+        return _build_index(root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets)
+
+
+def _build_index(
+    root: Path,
+    index_dir: Path | None,
+    embedder: str | Embedder,
+    max_file_size: int,
+    progress: Progress | None,
+    rebuild: bool,
+    include_secrets: bool | None,
+) -> BuildSummary:
     started = time.perf_counter()
     root = root.resolve()
     if not root.is_dir():

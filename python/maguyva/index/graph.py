@@ -232,7 +232,7 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     graph.add_edges_from_no_data([(e.src, e.dst) for e in edges])
     ranks = rx.pagerank(graph, alpha=0.85, max_iter=200, tol=1e-8)
     values = np.array([ranks[i] for i in range(node_count)], dtype=np.float64)
-    return (np.maximum(0.0, node_count * values - 1.0) / config.CENTRALITY_DIVISOR).astype(np.float32)
+    return (np.maximum(0.0, node_count * values - 1.0) / config.current().CENTRALITY_DIVISOR).astype(np.float32)
 
 
 def in_degree(node_count: int, edges: Sequence[Edge]) -> np.ndarray:

@@ -137,7 +137,7 @@ class IndexReader:
             except ValueError as err:
                 raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
             with self._db_lock:
-                if self._code_word_entries > config.CODE_WORD_CACHE_ENTRIES:
+                if self._code_word_entries > config.current().CODE_WORD_CACHE_ENTRIES:
                     known.clear()
                     self._code_word_entries = 0
                 for word in missing:
@@ -290,13 +290,6 @@ class IndexReader:
         edges = [graph.Edge(*row) for row in self.sql("SELECT src, dst, kind, line FROM edges")]
         return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
 
-    @cached_property
-    def chunk_demotion(self) -> np.ndarray:
-        """The ranking multiplier of every chunk's path (1, or less for vendored, built,
-        minified or generated code)."""
-        per_file = np.where(self.file_roles & roles.VENDORED, config.VENDORED_DEMOTION, 1.0).astype(np.float32)
-        return per_file[self.chunk_file] if len(self.chunk_file) else np.zeros(0, dtype=np.float32)
-
     def close(self) -> None:
         with self._db_lock:
             self.db.close()
@@ -311,20 +304,30 @@ _Derived = TypeVar("_Derived")
 
 
 def per_reader(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader], _Derived]:
-    """`make(reader)` computed on first use for each opened index and kept while its reader lives
-    (one computation even when several threads ask at once). For what queries derive from an
-    index (a symbol table, a path vocabulary), which the reader itself need not know about."""
-    made: weakref.WeakKeyDictionary[IndexReader, _Derived] = weakref.WeakKeyDictionary()
+    """`make(reader)` computed on first use for each opened index and tuning (`config.current()`),
+    and kept while its reader lives (one computation even when several threads ask at once). For
+    what queries derive from an index (a symbol table, a path vocabulary), which the reader itself
+    need not know about; a table made with one tuning's numbers is never served to another."""
+    made: weakref.WeakKeyDictionary[IndexReader, dict[config.Tuning, _Derived]] = weakref.WeakKeyDictionary()
     lock = threading.Lock()
 
     @wraps(make)
     def get(reader: IndexReader) -> _Derived:
-        value = made.get(reader)
+        tuning = config.current()
+        value = made.get(reader, {}).get(tuning)
         if value is None:
             with lock:
-                value = made.get(reader)
+                value = made.setdefault(reader, {}).get(tuning)
                 if value is None:
-                    value = made[reader] = make(reader)
+                    value = made[reader][tuning] = make(reader)
         return value
 
     return get
+
+
+@per_reader
+def chunk_demotion(reader: IndexReader) -> np.ndarray:
+    """The ranking multiplier of every chunk's path (1, or VENDORED_DEMOTION for vendored, built,
+    minified or generated code)."""
+    per_file = np.where(reader.file_roles & roles.VENDORED, config.current().VENDORED_DEMOTION, 1.0).astype(np.float32)
+    return per_file[reader.chunk_file] if len(reader.chunk_file) else np.zeros(0, dtype=np.float32)

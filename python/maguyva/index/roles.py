@@ -81,8 +81,8 @@ def path_demotion(path: str) -> float:
     """config.VENDORED_DEMOTION for vendored, built or generated code (a relative, '/'-separated path), else 1."""
     *folders, name = path.split("/")
     if any(folder.lower() in _DEMOTED_FOLDERS for folder in folders):
-        return config.VENDORED_DEMOTION
-    return config.VENDORED_DEMOTION if _DEMOTED_NAMES.search(name) else 1.0
+        return config.current().VENDORED_DEMOTION
+    return config.current().VENDORED_DEMOTION if _DEMOTED_NAMES.search(name) else 1.0
 
 
 def is_test_path(path: str) -> bool:

@@ -39,7 +39,6 @@ from itertools import chain
 import numpy as np
 
 from maguyva import config
-from maguyva.config import BM25_B, BM25_K1
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.lexicon import (
@@ -288,14 +287,14 @@ class WordIndex:
         )
         parts_keys = [name_keys, qualifier_keys, path_keys]
         parts_values = [
-            np.full(len(name_keys), config.WORD_WEIGHT_NAME),
-            np.full(len(qualifier_keys), config.WORD_WEIGHT_QUALIFIER),
-            np.full(len(path_keys), config.WORD_WEIGHT_PATH),
+            np.full(len(name_keys), config.current().WORD_WEIGHT_NAME),
+            np.full(len(qualifier_keys), config.current().WORD_WEIGHT_QUALIFIER),
+            np.full(len(path_keys), config.current().WORD_WEIGHT_PATH),
         ]
         # Signatures and docstrings: BM25 term frequency with length normalisation.
         for texts, drop, weight, exclude in (
-            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, config.WORD_WEIGHT_SIGNATURE, name_keys),  # its own name is no news
-            (docstrings, STOPWORDS, config.WORD_WEIGHT_DOCSTRING, None),
+            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, config.current().WORD_WEIGHT_SIGNATURE, name_keys),  # its own name is no news
+            (docstrings, STOPWORDS, config.current().WORD_WEIGHT_DOCSTRING, None),
         ):
             word_ids, symbol = vocabulary.pairs(texts, drop)
             if not len(word_ids):
@@ -306,9 +305,10 @@ class WordIndex:
                 keys, tf = keys[keep], tf[keep]
             lengths = np.bincount(symbol, minlength=n).astype(np.float64)
             average = max(1.0, float(lengths.sum()) / n)
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[keys % n] / average)
+            k1, b = config.current().BM25_K1, config.current().BM25_B
+            norm = k1 * (1 - b + b * lengths[keys % n] / average)
             parts_keys.append(keys)
-            parts_values.append(weight * tf * (BM25_K1 + 1) / (tf + norm))
+            parts_values.append(weight * tf * (k1 + 1) / (tf + norm))
 
         keys, inverse = np.unique(np.concatenate(parts_keys), return_inverse=True)
         values = np.bincount(inverse, weights=np.concatenate(parts_values), minlength=len(keys))
@@ -346,10 +346,10 @@ class WordIndex:
         """Name words that `word` is a prefix of, or that are prefixes of it (at least
         config.WORD_MIN_PREFIX letters), at most config.WORD_MAX_EXPANSIONS, shortest first. Linear in the length of
         `word`: its prefixes are looked up only as long as the longest name word."""
-        if len(word) < config.WORD_MIN_PREFIX:
+        if len(word) < config.current().WORD_MIN_PREFIX:
             return []
         longest = min(len(word), self._longest_name + 1)
-        found = [word[:k] for k in range(config.WORD_MIN_PREFIX, longest) if word[:k] in self._name_set]
+        found = [word[:k] for k in range(config.current().WORD_MIN_PREFIX, longest) if word[:k] in self._name_set]
         start = bisect.bisect_right(self.name_vocabulary, word)
         longer: list[str] = []
         for candidate in self.name_vocabulary[start:]:
@@ -357,7 +357,7 @@ class WordIndex:
                 break
             longer.append(candidate)
         longer.sort(key=len)
-        return (found + longer)[:config.WORD_MAX_EXPANSIONS]
+        return (found + longer)[:config.current().WORD_MAX_EXPANSIONS]
 
     def score(self, question: list[str], family: frozenset[str] | None, top: int) -> list[tuple[int, float]]:
         """The best `top` symbols for the question words, with relevance scaled to (0, 1]; only
@@ -383,7 +383,7 @@ class WordIndex:
                 in_term = np.zeros(self.count, dtype=bool)
                 parts = []
                 forms = ([(exact[0], exact[1])] if exact is not None else []) + [
-                    (p[0], p[1] * config.WORD_WEIGHT_PREFIX) for p in expanded
+                    (p[0], p[1] * config.current().WORD_WEIGHT_PREFIX) for p in expanded
                 ]
                 for form_ids, form_values in forms:
                     term[form_ids] = np.maximum(term[form_ids], form_values)
@@ -403,7 +403,7 @@ class WordIndex:
         hits = np.concatenate(reached)
         # Symbols matching more of the question's (idf-weighted) words rank higher.
         scores = total[hits] * (0.5 + 0.5 * covered[hits] / mass)
-        scores[self.secondary[hits]] *= config.WORD_SECONDARY_FACTOR
+        scores[self.secondary[hits]] *= config.current().WORD_SECONDARY_FACTOR
         if family is not None:
             codes = [self.kind_codes[k] for k in family if k in self.kind_codes]
             allowed = np.isin(self.kind_code[hits], codes)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maguyva._core import rrf_fuse
-from maguyva.index.reader import IndexReader
+from maguyva.index.reader import IndexReader, chunk_demotion
 from maguyva.query.route import Plan
 
 
@@ -38,7 +38,7 @@ def fuse_modalities(
         [weight for _, weight in plan.modalities],
         float(plan.rrf_k),
         reader.no_centrality if direct else reader.chunk_centrality,
-        reader.chunk_demotion,
+        chunk_demotion(reader),
         reader.chunk_file if one_per_file else reader.chunk_ids,
         keep,
     )

@@ -40,7 +40,7 @@ class Plan:
 
 
 def is_ordinary(query: str, classification: Classification) -> bool:
-    return "\n" not in query.strip() and len(query) <= config.ORDINARY_MAX_CHARS and bool(classification.subject)
+    return "\n" not in query.strip() and len(query) <= config.current().ORDINARY_MAX_CHARS and bool(classification.subject)
 
 
 def plan(query: str, classification: Classification, preset: str) -> Plan:
@@ -72,7 +72,7 @@ def request(text: str, classification: Classification) -> Query:
     intent, subject = classification.intent, classification.subject
     walk_depth = None
     if intent in (FIND_REFERENCES, IMPACT_ANALYSIS) and subject:
-        walk_depth = 1 if intent == FIND_REFERENCES else config.IMPACT_DEPTH
+        walk_depth = 1 if intent == FIND_REFERENCES else config.current().IMPACT_DEPTH
     return Query(
         text,
         classification,

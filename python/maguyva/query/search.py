@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -51,8 +52,11 @@ class Searcher:
         embedder: Callable[[], Embedder] | None = None,
         signals: Signals | None = Signals(),
         ranker: rank.RankModel | None = None,
+        tuning: config.Tuning | None = None,
     ):
         self.reader = reader
+        #: The tuned numbers every question is answered with (`config.DEFAULT` unless given).
+        self.tuning = tuning or config.DEFAULT
         #: The post-fusion signals of `rerank` (None: fusion's order as it is, for comparison).
         self.signals = signals
         #: The learned weights of the signals (`rank.FEATURES`) that ranking "learned" uses: the
@@ -94,12 +98,16 @@ class Searcher:
             raise QueryError("the query is empty")
         if top_k < 1:
             raise QueryError(f"top_k must be at least 1, not {top_k}")
+        with config.using(self.tuning):
+            return self._search(query, top_k, preset, ranking)
+
+    def _search(self, query: str, top_k: int, preset: str, ranking: str) -> SearchResponse:
         started = time.perf_counter()
         classification = classify(query)
         plan = route.plan(query, classification, preset)
         planned = plan.strategy
         request = route.request(query, classification)
-        limit = max(top_k * config.CANDIDATES_PER_RESULT, config.MIN_CANDIDATES)
+        limit = max(top_k * config.current().CANDIDATES_PER_RESULT, config.current().MIN_CANDIDATES)
         lists, timings = self._retrieve(plan, request, limit)
         if plan.strategy == "direct" and not any(lists.values()) and preset != "quick":
             # The dominant modality found nothing: let the others try rather than answer nothing.
@@ -133,10 +141,12 @@ class Searcher:
             return found, (time.perf_counter() - t) * 1e3
 
         names = [name for name, _ in plan.modalities]
-        if len(names) == 1 or len(self.reader.chunk_file) < config.PARALLEL_MIN_CHUNKS:
+        if len(names) == 1 or len(self.reader.chunk_file) < config.current().PARALLEL_MIN_CHUNKS:
             outcomes = [run(name) for name in names]
         else:
-            outcomes = list(self._pool.map(run, names))
+            # Each in a copy of this context: the retrievers read this question's tuning.
+            context = contextvars.copy_context()
+            outcomes = list(self._pool.map(lambda name: context.copy().run(run, name), names))
         return (
             {name: found for name, (found, _) in zip(names, outcomes)},
             {name: ms for name, (_, ms) in zip(names, outcomes)},

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from maguyva import config
 from maguyva.embed import Embedder
 from maguyva.index import store
 from maguyva.index.build import BuildSummary, build_index
@@ -31,8 +32,11 @@ class Index:
         summary: BuildSummary | None = None,
         *,
         embedder: Callable[[], Embedder] | None = None,
+        tuning: config.Tuning | None = None,
     ):
         self.reader = reader
+        #: The tuned numbers its questions are answered with (`config.DEFAULT` unless given).
+        self.tuning = tuning or config.DEFAULT
         #: What the build that produced this object did (None when opened).
         self.summary = summary
         # Makes the query embedder; by default one of the kind that embedded the index. Passing
@@ -60,7 +64,7 @@ class Index:
         """The query pipeline over this index (made on first use, then shared)."""
         with self._searcher_lock:
             if self._searcher is None:
-                self._searcher = Searcher(self.reader, embedder=self._embedder)
+                self._searcher = Searcher(self.reader, embedder=self._embedder, tuning=self.tuning)
             return self._searcher
 
     def changes(self) -> Changes:
@@ -83,23 +87,25 @@ class Index:
         progress: bool | Progress = False,
         rebuild: bool = False,
         include_secrets: bool | None = None,
+        tuning: config.Tuning | None = None,
     ) -> Index:
         """Build the index of the repository at `path`, or bring it up to date (only changed
         files are parsed and embedded; `rebuild` parses every file again), and open it. Files
         named like keys and credentials are left out unless `include_secrets` (None: as the
-        index was built before)."""
+        index was built before). `tuning` holds the numbers of the build and of its questions
+        (`config.DEFAULT` if None)."""
         root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
         reporter = progress if isinstance(progress, Progress) else Progress(enabled=None if progress else False)
         summary = build_index(
             root, directory, embedder=embedder, max_file_size=max_file_size, progress=reporter, rebuild=rebuild,
-            include_secrets=include_secrets,
+            include_secrets=include_secrets, tuning=tuning,
         )
         if isinstance(embedder, str):
-            return cls(IndexReader(directory), summary)
+            return cls(IndexReader(directory), summary, tuning=tuning)
         # An embedder object given for the build also embeds the queries: it is already loaded.
         model = embedder
-        return cls(IndexReader(directory), summary, embedder=lambda: model)
+        return cls(IndexReader(directory), summary, embedder=lambda: model, tuning=tuning)
 
     @classmethod
     def open(
@@ -108,10 +114,11 @@ class Index:
         *,
         index_dir: str | os.PathLike[str] | None = None,
         embedder: Callable[[], Embedder] | None = None,
+        tuning: config.Tuning | None = None,
     ) -> Index:
         root = repository_root(path)
         directory = Path(index_dir) if index_dir is not None else store.default_index_dir(root)
-        return cls(IndexReader(directory), embedder=embedder)
+        return cls(IndexReader(directory), embedder=embedder, tuning=tuning)
 
     @property
     def root(self) -> Path:

@@ -53,10 +53,10 @@ def worker_count(total_bytes: int, cores: int | None = None) -> int:
     """How many worker processes parsing `total_bytes` of files is worth: none below
     `config.PARSE_PARALLEL_MIN_BYTES` (a worker's start costs more than it saves), else one per
     further core, at most `config.PARSE_MAX_WORKERS`."""
-    if total_bytes < config.PARSE_PARALLEL_MIN_BYTES:
+    if total_bytes < config.current().PARSE_PARALLEL_MIN_BYTES:
         return 0
     cores = usable_cores() if cores is None else cores
-    return max(0, min(cores - 1, config.PARSE_MAX_WORKERS))
+    return max(0, min(cores - 1, config.current().PARSE_MAX_WORKERS))
 
 
 def parse_files(
@@ -85,7 +85,7 @@ def _batches(files: Sequence[tuple[str, bytes]]) -> list[range]:
     start, size = 0, 0
     for i, (_, content) in enumerate(files):
         size += len(content) + 256  # a file costs something however small
-        if size >= config.PARSE_BATCH_BYTES:
+        if size >= config.current().PARSE_BATCH_BYTES:
             batches.append(range(start, i + 1))
             start, size = i + 1, 0
     if start < len(files):

@@ -108,11 +108,15 @@ _INDEX_FILES = frozenset(
 _STUB_SUFFIXES = (".d.ts", ".pyi")
 
 
-@lru_cache(maxsize=65536)
 def deep_path_words(path: str) -> frozenset[str]:
     """`path_words` and the words of the config.DEEP_FOLDERS folders holding the file: code is filed
     under what it is two or three levels up too (`core/cache/backends/base.py` is caching)."""
-    folders = path.split("/")[:-1][-config.DEEP_FOLDERS:]
+    return _deep_path_words(path, config.current().DEEP_FOLDERS)
+
+
+@lru_cache(maxsize=65536)
+def _deep_path_words(path: str, depth: int) -> frozenset[str]:
+    folders = path.split("/")[:-1][-depth:] if depth else []
     words = set(path_words(path))
     for folder in folders:
         words.add(folder.lower())
@@ -308,7 +312,7 @@ def code_coverages(reader: IndexReader, query: str, file_ids: np.ndarray) -> np.
     files = len(reader.files)
     lengths = np.fromiter(map(len, postings), dtype=np.int64, count=len(postings))
     weights = np.log((files + 1) / (lengths + 0.5))
-    if int(lengths.sum()) + files <= config.CODE_COVERAGE_PASS_ENTRIES * len(file_ids):
+    if int(lengths.sum()) + files <= config.current().CODE_COVERAGE_PASS_ENTRIES * len(file_ids):
         covered = np.bincount(np.concatenate(postings), weights=np.repeat(weights, lengths), minlength=files)[file_ids]
     else:
         covered = np.zeros(len(file_ids))

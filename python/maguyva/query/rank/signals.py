@@ -232,8 +232,8 @@ def agrees(word: str, path: frozenset[str], heads: frozenset[str]) -> bool:
     # Agreeing words share their first three letters, and so do their stems (a stem keeps at
     # least three letters of its word): most words are ruled out here.
     return word in path or (
-        word[:config.AGREEMENT_SHORTEST_PREFIX] in heads
-        and (_agrees(word, path, config.AGREEMENT_SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), config.AGREEMENT_SHORTEST_STEM_PREFIX))
+        word[:config.current().AGREEMENT_SHORTEST_PREFIX] in heads
+        and (_agrees(word, path, config.current().AGREEMENT_SHORTEST_PREFIX) or _agrees(stem(word), _stems(path), config.current().AGREEMENT_SHORTEST_STEM_PREFIX))
     )
 
 
@@ -276,10 +276,14 @@ def spells_name(words: frozenset[str], path: str, initials: Mapping[str, frozens
     return spells(words, name_words(path), initials)
 
 
-@lru_cache(maxsize=65536)
 def _heads(words: frozenset[str]) -> frozenset[str]:
-    """The first three letters of each of `words`."""
-    return frozenset(w[:config.AGREEMENT_SHORTEST_PREFIX] for w in words)
+    """The first AGREEMENT_SHORTEST_PREFIX letters of each of `words`."""
+    return _heads_of(words, config.current().AGREEMENT_SHORTEST_PREFIX)
+
+
+@lru_cache(maxsize=65536)
+def _heads_of(words: frozenset[str], length: int) -> frozenset[str]:
+    return frozenset(w[:length] for w in words)
 
 
 class PathVocabulary:
@@ -311,7 +315,7 @@ class PathVocabulary:
         while at < len(self._sorted) and self._sorted[at].startswith(word):
             on[self._files_of[self._sorted[at]]] = True
             at += 1
-        for i in range(config.AGREEMENT_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
+        for i in range(config.current().AGREEMENT_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
             ids = self._files_of.get(word[:i])
             if ids is not None:
                 on[ids] = True
@@ -323,8 +327,8 @@ class PathVocabulary:
         has them agree (as written, by stems, or by initials spelled on the path), as one mask
         over the index's files: worked out from the vocabulary once, not file by file."""
         on = np.zeros(self.files, dtype=bool)
-        for found in (self._agreeing(word, self._sorted, self._files_of, config.AGREEMENT_SHORTEST_PREFIX),
-                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, config.AGREEMENT_SHORTEST_STEM_PREFIX)):
+        for found in (self._agreeing(word, self._sorted, self._files_of, config.current().AGREEMENT_SHORTEST_PREFIX),
+                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, config.current().AGREEMENT_SHORTEST_STEM_PREFIX)):
             for ids in found:
                 on[ids] = True
         for short, run in initials.items():
@@ -369,7 +373,7 @@ def path_vocabulary(reader: IndexReader) -> PathVocabulary:
 def telling_words(reader: IndexReader, words: frozenset[str]) -> frozenset[str]:
     """`words` without those common to most of the index's paths (`config.COMMON_PATH_WORD`)."""
     vocabulary = path_vocabulary(reader)
-    return frozenset(w for w in words if vocabulary.share(w) <= config.COMMON_PATH_WORD)
+    return frozenset(w for w in words if vocabulary.share(w) <= config.current().COMMON_PATH_WORD)
 
 
 def _file_named_after(path: str, name: str) -> bool:
@@ -384,8 +388,8 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
     """The symbol names the question asks about, and the bonus their definitions get."""
     subject = classification.subject
     if classification.rule in _NAME_RULES and subject:
-        return [_QUALIFIERS.split(subject)[-1]], config.DEFINITION_BONUS_NAME
-    return _CAMEL_IN_SENTENCE.findall(query), config.DEFINITION_BONUS_IN_SENTENCE
+        return [_QUALIFIERS.split(subject)[-1]], config.current().DEFINITION_BONUS_NAME
+    return _CAMEL_IN_SENTENCE.findall(query), config.current().DEFINITION_BONUS_IN_SENTENCE
 
 
 class ImportSources:
@@ -459,11 +463,11 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
             chunk = table.chunk[s]
             if chunk < 0:
                 continue
-            bonus = scale * (config.DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
+            bonus = scale * (config.current().DEFINITION_FILE_NAMED if _file_named_after(reader.files[table.file_id[s]].path, name) else 1.0)
             if has_type and table.kind[s] not in NAMESPACE_KINDS:
                 # `Inject` may be a class in markers.py and a function in marker_functions.py:
                 # both are definitions, the type first.
-                bonus *= config.DEFINITION_CALLABLE_BESIDE_TYPE
+                bonus *= config.current().DEFINITION_CALLABLE_BESIDE_TYPE
             bonuses[chunk] = max(bonuses.get(chunk, 0.0), bonus)
     return bonuses
 
@@ -515,11 +519,11 @@ DEMOTIONS: tuple[str, ...] = ("secondary_code", "header_beside_source", "part_be
 def demotion_factors() -> dict[str, float]:
     """Each demotion's factor (read when used: the benchmarks sweep them)."""
     return {
-        "secondary_code": config.SECONDARY_CODE_FACTOR,
-        "header_beside_source": config.HEADER_BESIDE_SOURCE_FACTOR,
-        "part_beside_whole": config.PART_BESIDE_WHOLE_FACTOR,
-        "older_version": config.OLDER_VERSION_FACTOR,
-        "windows_port": config.WINDOWS_PORT_FACTOR,
+        "secondary_code": config.current().SECONDARY_CODE_FACTOR,
+        "header_beside_source": config.current().HEADER_BESIDE_SOURCE_FACTOR,
+        "part_beside_whole": config.current().PART_BESIDE_WHOLE_FACTOR,
+        "older_version": config.current().OLDER_VERSION_FACTOR,
+        "windows_port": config.current().WINDOWS_PORT_FACTOR,
     }
 
 
@@ -542,7 +546,7 @@ def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float
         if file_id not in best or score > scored[best[file_id]]:
             best[file_id] = chunk
     largest = max(sums.values())
-    return {chunk: config.COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
+    return {chunk: config.current().COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
 
 
 def rerank(
@@ -627,9 +631,9 @@ class _FileSignals:
         part = self.parts.get(file_id)
         unasked_part = part is not None and not spells(self.words, part)
         return Adjustment(
-            path=config.PATH_BONUS * self.best * share if share >= config.PATH_MIN_SHARE else 0.0,
+            path=config.current().PATH_BONUS * self.best * share if share >= config.current().PATH_MIN_SHARE else 0.0,
             file_name=(
-                config.FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
+                config.current().FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
             ),
             demotions=_demotions(
                 self.secondary and bool(self.reader.file_roles[file_id] & roles.SECONDARY),
@@ -683,5 +687,5 @@ def _add_file_agreement(
         if extra:
             a = adjustments[chunk]
             # Built directly: `dataclasses.replace` costs several times more, for dozens of files a question.
-            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, config.FILE_AGREEMENT * extra,
+            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, config.current().FILE_AGREEMENT * extra,
                                             a.demotions)

@@ -37,7 +37,7 @@ class GraphRetriever:
             return _dependants(reader, symbol_nodes(reader, subject), query.walk_depth, limit)
         names = [subject] if subject else code_names(query.text)
         seeds = [node for name in names for node in symbol_nodes(reader, name)]
-        return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:config.PPR_MAX_SEEDS], limit)
+        return _personalized_pagerank(reader, list(dict.fromkeys(seeds))[:config.current().PPR_MAX_SEEDS], limit)
 
 
 def code_names(text: str) -> list[str]:
@@ -87,11 +87,11 @@ def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) ->
     dangling = out_degree == 0
     share = np.divide(1.0, out_degree, out=np.zeros(size), where=~dangling)
     rank = restart.copy()
-    for _ in range(config.PPR_ITERATIONS):
+    for _ in range(config.current().PPR_ITERATIONS):
         spread = np.bincount(dst, weights=rank[src] * share[src], minlength=size)
         # Rank that reaches a node with no edges goes back to the seeds.
-        updated = config.PPR_ALPHA * (spread + rank[dangling].sum() * restart) + (1 - config.PPR_ALPHA) * restart
-        converged = np.abs(updated - rank).sum() < config.PPR_TOLERANCE
+        updated = config.current().PPR_ALPHA * (spread + rank[dangling].sum() * restart) + (1 - config.current().PPR_ALPHA) * restart
+        converged = np.abs(updated - rank).sum() < config.current().PPR_TOLERANCE
         rank = updated
         if converged:
             break
@@ -110,7 +110,7 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
     nodes = list(dict.fromkeys(seeds))
     seen = set(nodes)
     frontier = nodes
-    for _ in range(config.PPR_DEPTH):
+    for _ in range(config.current().PPR_DEPTH):
         following = []
         for node in frontier:
             for edge in graph.outgoing.get(node, ()):
@@ -121,7 +121,7 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
                 if edge.src not in seen:
                     seen.add(edge.src)
                     following.append(edge.src)
-        room = config.PPR_MAX_NODES - len(nodes)
+        room = config.current().PPR_MAX_NODES - len(nodes)
         nodes.extend(following[:room])
         if len(following) >= room:
             break

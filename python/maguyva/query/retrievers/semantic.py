@@ -19,7 +19,7 @@ def bare_chunks(reader: IndexReader) -> np.ndarray:
     (computed once per index)."""
     no_symbol = np.fromiter((s is None for s in reader.chunk_symbol), dtype=bool, count=len(reader.chunk_symbol))
     alone = np.diff(reader.file_chunk_offsets)[reader.chunk_file] == 1
-    bare: np.ndarray = no_symbol & (reader.chunk_lines <= config.SEMANTIC_MAX_BARE_LINES) & ~alone
+    bare: np.ndarray = no_symbol & (reader.chunk_lines <= config.current().SEMANTIC_MAX_BARE_LINES) & ~alone
     return bare
 
 

@@ -129,7 +129,7 @@ def _read_query(text: str, subject: str | None, has_kind: bool) -> tuple[list[st
                 capitalised = position > 0 and token[:1].isupper() and token.lower() not in STOPWORDS
                 if looks_like_code(token) or capitalised:
                     names.append(token)
-    names = [n for n in dict.fromkeys(normalize_qualified(n) for n in names) if n][:config.STRUCTURAL_MAX_NAMES]
+    names = [n for n in dict.fromkeys(normalize_qualified(n) for n in names) if n][:config.current().STRUCTURAL_MAX_NAMES]
 
     content = _content_words(body, KIND_KEYWORDS if has_kind else frozenset())
     groups: list[list[str]] = []
@@ -142,7 +142,7 @@ def _read_query(text: str, subject: str | None, has_kind: bool) -> tuple[list[st
         # perhaps a name written as words. "how are cookies persisted" is a question instead.
         groups.append(content)
     groups = [g for g in groups if g]
-    question = list(dict.fromkeys(content + [w for name in names for w in _stems(name)]))[:config.STRUCTURAL_MAX_QUESTION_WORDS]
+    question = list(dict.fromkeys(content + [w for name in names for w in _stems(name)]))[:config.current().STRUCTURAL_MAX_QUESTION_WORDS]
     return names, groups, question
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from maguyva import config
-from maguyva.config import BM25_B, BM25_K1
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS
@@ -52,7 +51,7 @@ def query_terms(query: str) -> list[Term]:
         if len(parts) > 1:
             for part in parts:
                 if len(part) >= 3 and part not in LITERAL_STOPWORDS:
-                    terms.setdefault((part, False), Term(part, False, config.TEXT_PART_WEIGHT))
+                    terms.setdefault((part, False), Term(part, False, config.current().TEXT_PART_WEIGHT))
     return list(terms.values())
 
 
@@ -86,8 +85,9 @@ class TextRetriever:
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
         all_lengths = reader.chunk_lines
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
-        scores = (weights * idf * tf * (BM25_K1 + 1) / (tf + norm[:, None])).sum(axis=1)
+        k1, b = config.current().BM25_K1, config.current().BM25_B
+        norm = k1 * (1 - b + b * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
+        scores = (weights * idf * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)
         _definitions_first(reader, query, ids, scores)
         order = np.lexsort((ids, -scores))[:limit]
         spans = _matching_lines(chunks, lines, ids[order]) if query.line_spans else {}
