@@ -467,3 +467,51 @@ def test_lines_between_matches_splitting_the_file_anywhere(tmp_path):
                 expected = [p.decode("utf-8", "replace").rstrip("\r") for p in data.split(b"\n", end)[start - 1 : end]]
                 assert reader.lines_between(info.id, start, end) == expected, (info.path, start, end)
     index.close()
+
+
+GRAPH_TREE = {
+    "mill/grind.py": "from mill.sieve import sift\n\ndef grind(grain):\n    return sift(grain) + polish(grain)\n\ndef polish(grain):\n    return grain\n",
+    "mill/sieve.py": "def sift(grain):\n    return coarse(grain)\n\ndef coarse(grain):\n    return grain\n",
+    "mill/bake.py": "from mill.grind import grind\n\nclass Oven:\n    def bake(self, dough):\n        return grind(dough)\n",
+    "mill/shop.py": "from mill.bake import Oven\n\nclass Bakery(Oven):\n    def sell(self):\n        return self.bake(1) + sift(2)\n",
+    "mill/ledger.py": "def tally(items):\n    return len(items)\n",
+}
+
+#: Edits that move definitions between files, add and drop calls, and change symbol counts, so that
+#: the carried-over edges are renumbered and the reach of a change crosses files.
+GRAPH_EDITS = [
+    {"mill/ledger.py": "def tally(items):\n    return sift(items)\n\ndef sift(items):\n    return items\n"},
+    {"mill/sieve.py": "def coarse(grain):\n    return grain\n"},
+    {"mill/grind.py": "def grind(grain):\n    return coarse(grain)\n"},
+    {"mill/sieve.py": "def sift(grain):\n    return grain\n\ndef coarse(grain):\n    return sift(grain)\n\ndef fine(g):\n    return g\n"},
+    {"mill/bake.py": "from mill.grind import grind\n\nclass Oven:\n    def bake(self, dough):\n        return tally(dough)\n"},
+    {"mill/ledger.py": "def tally(items):\n    return fine(items)\n"},
+]
+
+
+def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    resolved: list[set[int]] = []  # the files whose references each resolution was given
+    real = build_module.graph.resolve_edges
+
+    def spy(files, symbols, references):  # type: ignore[no-untyped-def]
+        references = list(references)
+        resolved.append({r.file_id for r in references})
+        return real(files, symbols, references)
+
+    monkeypatch.setattr(build_module.graph, "resolve_edges", spy)
+    root = tmp_path / "mill-repo"
+    write_tree(root, GRAPH_TREE)
+    index_dir = tmp_path / "updated"
+    build_index(root, index_dir)
+    for step, edit in enumerate(GRAPH_EDITS):
+        write_tree(root, edit)
+        updated = build_index(root, index_dir)
+        assert updated.parsed_files == len(edit)
+        # Resolved again: the edited file and those calling a name it defined or defines, not all.
+        assert len(resolved[-1]) < len(GRAPH_TREE)
+        full = build_index(root, tmp_path / f"full-{step}", rebuild=True)
+        edges = "SELECT src, dst, kind, line FROM edges"
+        meta = store.current_generation(index_dir) / store.META
+        assert table(meta, edges) == table(store.current_generation(tmp_path / f"full-{step}") / store.META, edges)
+        assert updated.edges == full.edges > 0
+        assert snapshot(index_dir) == snapshot(tmp_path / f"full-{step}")

@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -161,14 +161,14 @@ def _build_index(
         if model is None:
             assert isinstance(embedder, str)
             model = make_embedder(embedder)
-        previous = {} if rebuild else load_previous_records(index_dir, model, warnings)
+        previous = Previous() if rebuild else load_previous_records(index_dir, model, warnings)
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         skipped = Counter(walk_skipped)
         skipped_files: list[SkippedFile] = []
-        records, texts, parsed = collect_records(walked, contents, previous, skipped, progress, skipped_files)
+        records, texts, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
         stages["parse"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -187,7 +187,7 @@ def _build_index(
             # Generations no reader pins any more, and what interrupted builds left.
             store.collect(index_dir)
             generation = store.new_generation(index_dir)
-            counts = write_generation(generation, root, records, texts, model, dict(+skipped), walk_state)
+            counts = write_generation(generation, root, records, texts, model, dict(+skipped), walk_state, previous)
             store.seal(generation)
             store.publish(index_dir, generation)
         except BaseException as err:
@@ -384,10 +384,27 @@ def embed_missing(
     return len(inputs)
 
 
-def load_previous_records(
-    index_dir: Path, model: Embedder, warnings: list[str] | None = None
-) -> dict[str, FileRecord]:
-    """The current generation's records by path, or nothing if there is no usable index.
+@dataclass(slots=True)
+class Previous:
+    """What a build starts from: the published generation's records by path, and its dependency
+    graph (`EarlierGraph`), which an update resolves again only where the change reaches."""
+
+    records: dict[str, FileRecord] = field(default_factory=dict)
+    graph: EarlierGraph | None = None
+
+
+@dataclass(slots=True)
+class EarlierGraph:
+    """A generation's files in id order, each one's symbol count, and its edges (src, dst, kind,
+    line), numbered as that generation numbered its nodes."""
+
+    paths: list[str]
+    symbol_counts: np.ndarray
+    edges: list[tuple[int, int, str, int]]
+
+
+def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] | None = None) -> Previous:
+    """The current generation's records and graph, or nothing if there is no usable index.
 
     With another embedder (provider, model or size) nothing is carried over: the stored chunks
     keep no text to embed again from, and a full rebuild is what a model change needs anyway.
@@ -404,17 +421,17 @@ def load_previous_records(
             store.verify(generation, (store.META, store.CODES))
         db = store.open_database(generation)
     except IndexNotFoundError:
-        return {}
+        return Previous()
     except IndexStoreError as err:
         _say_damaged(warnings, err)
-        return {}
+        return Previous()
     if not checked:
         try:
             store.verify(generation, (store.META, store.CODES))
         except IndexStoreError as err:
             db.close()
             _say_damaged(warnings, err)
-            return {}
+            return Previous()
     try:
         meta = store.read_meta(db)
         wanted = embedder_identity(model)
@@ -422,14 +439,14 @@ def load_previous_records(
             if warnings is not None:
                 warnings.append(f"the index was embedded by {_stored_embedder_name(meta.get('embedder'))}, not"
                                 f" {_embedder_name(wanted)}; every file indexed again")
-            return {}
+            return Previous()
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
-            return {}
+            return Previous()
         return _read_records(db, store.load_codes(generation / store.CODES))
     except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError) as err:
         _say_damaged(warnings, store.damaged(generation, f"is damaged ({type(err).__name__})"))
-        return {}
+        return Previous()
     finally:
         db.close()
 
@@ -452,7 +469,9 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
         warnings.append(f"{problem}; every file indexed again")
 
 
-def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRecord]:
+def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
+    # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
+    codes = codes.view(np.ndarray)
     records: dict[int, FileRecord] = {}
     for file_id, path, language, size, mtime_ns, digest in db.execute(
         "SELECT id, path, language, size, mtime_ns, sha256 FROM files"
@@ -483,8 +502,14 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> dict[str, FileRe
     for file_id, record in records.items():
         rows = chunk_rows.get(file_id)
         # Chunk ids of a file are consecutive, so its codes are one slice.
-        record.codes = np.asarray(codes[rows[0] : rows[-1] + 1]) if rows else codes[:0]
-    return {r.path: r for r in records.values()}
+        record.codes = codes[rows[0] : rows[-1] + 1] if rows else codes[:0]
+    ordered = [records[i] for i in sorted(records)]
+    earlier = EarlierGraph(
+        [r.path for r in ordered],
+        np.array([len(r.symbols) for r in ordered], dtype=np.int64),
+        list(db.execute("SELECT src, dst, kind, line FROM edges")),
+    )
+    return Previous({r.path: r for r in ordered}, earlier)
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
@@ -499,17 +524,19 @@ def write_generation(
     model: Embedder,
     skipped: dict[str, int],
     walk_state: dict[str, object] | None = None,
+    previous: Previous | None = None,
 ) -> dict[str, int]:
     """Write the metadata, the trigram index and the codes of `records` into `generation`;
     `walk_state` (when the walk started, its size limit, the files it skipped) goes into the
-    metadata for the freshness check."""
+    metadata for the freshness check. The edges of files that `previous` held, unchanged and out of
+    the change's reach, are carried over (`dependency_edges`)."""
     text_index, binary = TrigramIndex.build(list(enumerate(texts)))
     if binary:  # read_files already left binary files out, by the same rule
         raise RuntimeError(f"binary content reached the text index: documents {binary}")
     text_index.save(generation / store.TEXT_INDEX)
 
-    file_nodes, symbol_nodes, references = graph_inputs(records)
-    edges = graph.resolve_edges(file_nodes, symbol_nodes, references)
+    file_nodes, symbol_nodes = graph_nodes(records)
+    edges = dependency_edges(records, file_nodes, symbol_nodes, previous)
     node_count = len(file_nodes) + len(symbol_nodes)
     node_centrality = graph.centrality(node_count, edges)
     node_degree = graph.in_degree(node_count, edges)
@@ -574,23 +601,80 @@ def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
     ]
 
 
-def graph_inputs(
-    records: list[FileRecord],
-) -> tuple[list[graph.FileNode], list[graph.SymbolNode], list[graph.ReferenceRow]]:
+def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
     files: list[graph.FileNode] = []
     symbols: list[graph.SymbolNode] = []
-    references: list[graph.ReferenceRow] = []
     for file_id, record in enumerate(records):
         files.append(graph.FileNode(file_id, record.path))
         for s in record.symbols:
             symbols.append(
                 graph.SymbolNode(len(symbols), file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line)
             )
-        references.extend(
-            graph.ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
-            for r in record.references
-        )
-    return files, symbols, references
+    return files, symbols
+
+
+def graph_references(records: list[FileRecord], file_ids: Iterable[int]) -> list[graph.ReferenceRow]:
+    """The references of the files `file_ids`, in their order, as the graph resolves them."""
+    return [
+        graph.ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
+        for file_id in file_ids
+        for r in records[file_id].references
+    ]
+
+
+def dependency_edges(
+    records: list[FileRecord],
+    files: list[graph.FileNode],
+    symbols: list[graph.SymbolNode],
+    previous: Previous | None,
+) -> list[graph.Edge]:
+    """The edges of the graph over `records`, as `graph.resolve_edges` gives them from every file.
+
+    An update resolves again only the files the change can reach, and carries the others' edges
+    over from the previous generation, renumbered. A file's edges start at its own nodes and
+    depend on its references, on the files an import can mean (all the paths) and on the
+    definitions of the names it calls (`graph._Resolver`). So with the same paths, a file that is
+    unchanged and calls or inherits no name that a changed file defined before or defines now
+    keeps its edges; the changed files and those that do are resolved again. When files were
+    added or removed, every file is."""
+    earlier = previous.graph if previous is not None else None
+    everything = range(len(records))
+    if earlier is None or earlier.paths != [r.path for r in records]:
+        return graph.resolve_edges(files, symbols, graph_references(records, everything))
+    assert previous is not None
+    changed = [i for i, r in enumerate(records) if previous.records.get(r.path) is not r]
+    names = {s.name for i in changed for s in records[i].symbols}
+    names.update(s.name for i in changed for s in previous.records[records[i].path].symbols)
+    changed_set = set(changed)
+    redo = [
+        i for i, r in enumerate(records)
+        if i in changed_set or any(x.name in names and x.kind != "import" for x in r.references)
+    ]  # fmt: skip
+    resolved = graph.resolve_edges(files, symbols, graph_references(records, redo))
+    if not earlier.edges:
+        return resolved
+    # The earlier edges of the files kept, in the new numbering: file nodes keep their ids (the
+    # paths are the same), a symbol node moves by how much its file's first symbol moved.
+    old = np.array([(s, d, line) for s, d, _, line in earlier.edges], dtype=np.int64)
+    kinds = [k for _, _, k, _ in earlier.edges]
+    file_count = len(records)
+    old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
+    new_first = np.concatenate(([0], np.cumsum([len(r.symbols) for r in records])))
+    shift = new_first[:-1] - old_first[:-1]
+
+    def file_of(nodes: np.ndarray) -> np.ndarray:
+        symbol = nodes - file_count
+        owner = np.searchsorted(old_first, symbol, side="right") - 1
+        return np.where(nodes < file_count, nodes, owner)
+
+    def renumbered(nodes: np.ndarray) -> np.ndarray:
+        return np.where(nodes < file_count, nodes, nodes + shift[file_of(nodes)])
+
+    keep = ~np.isin(file_of(old[:, 0]), np.array(redo, dtype=np.int64))
+    src, dst = renumbered(old[keep, 0]).tolist(), renumbered(old[keep, 1]).tolist()
+    kept = zip(src, dst, (k for k, kept in zip(kinds, keep.tolist()) if kept), old[keep, 2].tolist())
+    merged = sorted([*((e.src, e.dst, e.kind, e.line) for e in resolved), *kept])
+    return [graph.Edge(src, dst, kind, line) for src, dst, kind, line in merged]
 
 
 def _insert_rows(
