@@ -473,8 +473,8 @@ def test_rules_are_spec_table():
         ("impact_phrase", 3, "impact_analysis", 0.90),
         ("definition_phrase", 0, "find_definition", 0.90),
         ("similar_phrase", 0, "find_similar", 0.80),
-        ("quoted_string", 4, "exact_match", 0.90),
         ("error_token", 4, "exact_match", 0.85),
+        ("quoted_string", 4, "exact_match", 0.90),
         ("literal_phrase", 4, "exact_match", 0.85),
         ("identifier", 5, "find_definition", 0.80),
         ("identifier_in_sentence", 5, "find_definition", 0.60),
@@ -485,6 +485,9 @@ def test_rules_are_spec_table():
     rows = [r.spec_row for r in RULES if r.spec_row]
     assert rows == sorted(rows) and set(rows) == set(range(1, 8))
     assert set(RULES_BY_NAME) == {r.name for r in RULES}
+    # Both rules match a crash line with a quoted message; the table's order says which wins.
+    both = classify('panic: "index out of range"')
+    assert both.rule == "error_token" and [r.name for r in RULES].index("error_token") < [r.name for r in RULES].index("quoted_string")
     # find_similar never goes direct: several modalities agreeing is what finds look-alikes.
     assert all(r.confidence < DIRECT_CONFIDENCE for r in RULES if r.intent == "find_similar")
 

@@ -691,12 +691,12 @@ _DECIDED_BY: dict[str, Callable[[_Question], Classification | None]] = {
     "impact_phrase": _phrase_rule("impact_phrase", _IMPACT),
     "definition_phrase": lambda q: _definition_phrase(q.text, q.asked),
     "similar_phrase": _phrase_rule("similar_phrase", _SIMILAR),
-    "quoted_string": lambda q: _literal(q.text, q.folded),
+    "error_token": lambda q: _literal(q.text, q.folded),
     "identifier": lambda q: _identifier(q.text, q.folded),
     "explanation_word": _explanation_rule,
 }
-for _name in ("error_token", "literal_phrase"):
-    _DECIDED_BY[_name] = _DECIDED_BY["quoted_string"]
+for _name in ("quoted_string", "literal_phrase"):
+    _DECIDED_BY[_name] = _DECIDED_BY["error_token"]
 _DECIDED_BY["identifier_in_sentence"] = _DECIDED_BY["identifier"]
 
 
@@ -734,39 +734,4 @@ def classify_question(query: str) -> Classification:
         found = decide(question)
         if found is not None:
             return found
-    return _result("fallback")
-    if _is_snippet(text):
-        return _result("snippet")
-    if "\n" not in text:
-        found = _declaration(text)
-        if found is not None:
-            return found
-    # Phrases are matched on a lower-cased copy; spans in it are spans in `text`, so a few
-    # characters whose lower case is longer ("İ") are folded as ASCII only.
-    folded = text.lower()
-    if len(folded) != len(text):
-        folded = text.translate(_ASCII_LOWER)
-    # The words of a quoted message are the thing searched for, not the question being asked:
-    # `find "the response was already consumed"` is not a question about who consumes it.
-    asked = _mask_quoted(folded)
-    m = _REFERENCES.search(asked)
-    if m is not None:
-        return _result("references_phrase", _phrase_subject(m, text))
-    m = _IMPACT.search(asked)
-    if m is not None:
-        return _result("impact_phrase", _phrase_subject(m, text))
-    found = _definition_phrase(text, asked)
-    if found is not None:
-        return found
-    m = _SIMILAR.search(asked)
-    if m is not None:
-        return _result("similar_phrase", _phrase_subject(m, text))
-    found = _literal(text, folded)
-    if found is not None:
-        return found
-    found = _identifier(text, folded)
-    if found is not None:
-        return found
-    if _EXPLANATION.search(folded):
-        return _result("explanation_word")
     return _result("fallback")

@@ -95,8 +95,10 @@ RULES: tuple[Rule, ...] = (
     # "similar to X", "code like this": after the reference and impact phrases, before the quoted
     # string and identifier rules, because the thing compared against is usually quoted or named.
     Rule("similar_phrase", FIND_SIMILAR, 0.80, 0),
-    Rule("quoted_string", EXACT_MATCH, 0.90, 4),
+    # A crash line first: in `panic: "index out of range"` the quoted message is part of the
+    # crash, and the exception or panic named is what to look for.
     Rule("error_token", EXACT_MATCH, 0.85, 4),
+    Rule("quoted_string", EXACT_MATCH, 0.90, 4),
     Rule("literal_phrase", EXACT_MATCH, 0.85, 4),
     # The query is an identifier, possibly wrapped ("find X", "show me the X class"), or one word.
     Rule("identifier", FIND_DEFINITION, 0.80, 5),
