@@ -78,6 +78,28 @@ class Tuning:
     PPR_ITERATIONS: int = 50
     PPR_TOLERANCE: float = 1e-6
 
+    # --- The structural retriever's order within a tier ---------------------------------------
+    #: A symbol's score is its tier's base (3 exact, 2 caseless, 1 name words, 0 question words)
+    #: plus STRUCTURAL_FRACTION times a mix, in [0, 1], of how well it matched, its kind's fit to
+    #: the question, whether it is primary code, and how many depend on it (in_degree / (in_degree
+    #: + STRUCTURAL_DEGREE_HALF)).
+    STRUCTURAL_FRACTION: float = 0.999
+    STRUCTURAL_WEIGHT_MATCH: float = 0.6
+    STRUCTURAL_WEIGHT_KIND: float = 0.075
+    STRUCTURAL_WEIGHT_PRIMARY: float = 0.15
+    STRUCTURAL_WEIGHT_DEGREE: float = 0.1
+    STRUCTURAL_DEGREE_HALF: float = 4.0
+    #: How well a symbol matches a name (`SymbolTable.match_name`): its name, or its whole
+    #: qualified name, as written; a name that is not the qualified one; the qualified name's
+    #: tail; the last part with the qualifier fitting; caseless with and without that fit.
+    MATCH_WHOLE: float = 1.0
+    MATCH_NAME_ONLY: float = 0.95
+    MATCH_TAIL: float = 0.9
+    MATCH_QUALIFIER_FITS: float = 0.8
+    MATCH_QUALIFIER_DIFFERS: float = 0.5
+    MATCH_CASELESS_FITS: float = 0.45
+    MATCH_CASELESS_DIFFERS: float = 0.4
+
     # --- The symbol table's word index (the structural retriever's fourth tier) ---------------
     # Tier 4 weights: how much a word counts in each part of a symbol, and in its file's name.
     WORD_WEIGHT_NAME: float = 3.0
@@ -93,6 +115,11 @@ class Tuning:
     WORD_SECONDARY_FACTOR: float = 0.75
 
     # --- Fusion: centrality and demotion ------------------------------------------------------
+    #: The index's PageRank (`maguyva.index.graph.centrality`): damping, and when its power
+    #: iteration stops.
+    PAGERANK_ALPHA: float = 0.85
+    PAGERANK_ITERATIONS: int = 200
+    PAGERANK_TOLERANCE: float = 1e-8
     #: Divides the excess PageRank (see `maguyva.index.graph.centrality`). Measured on the dev split with the default
     #: preset (benches/queries.py --ablation): NDCG@10 0.725 with divisor 1 (about 5% of chunks at
     #: the boost's cap), 0.753 with 4, 0.760 with 16, 0.754 with no boost at all.
@@ -147,6 +174,14 @@ class Tuning:
     #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev
     #: split's indexes (11 against 59 µs a question on zod), a lookup does not grow with the index.
     CODE_COVERAGE_PASS_ENTRIES: int = 64
+
+    # --- Across repositories (maguyva.serve.corpus) -------------------------------------------
+    #: A location's chunk used as a find_similar question is cut to this many lines and characters:
+    #: the start of a long function says what it is; its whole body would only dilute the terms.
+    RELATED_MAX_LINES: int = 40
+    RELATED_MAX_CHARS: int = 2000
+    #: A graph walk starts from at most this many definitions of the name asked about.
+    GRAPH_WALK_MAX_SEEDS: int = 16
 
     # --- Building -----------------------------------------------------------------------------
     #: Files to parse, in bytes, from which worker processes help (below it one process parses

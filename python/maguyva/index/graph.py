@@ -230,7 +230,10 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     graph = rx.PyDiGraph()
     graph.add_nodes_from(range(node_count))
     graph.add_edges_from_no_data([(e.src, e.dst) for e in edges])
-    ranks = rx.pagerank(graph, alpha=0.85, max_iter=200, tol=1e-8)
+    tuning = config.current()
+    ranks = rx.pagerank(
+        graph, alpha=tuning.PAGERANK_ALPHA, max_iter=tuning.PAGERANK_ITERATIONS, tol=tuning.PAGERANK_TOLERANCE
+    )
     values = np.array([ranks[i] for i in range(node_count)], dtype=np.float64)
     return (np.maximum(0.0, node_count * values - 1.0) / config.current().CENTRALITY_DIVISOR).astype(np.float32)
 

@@ -169,29 +169,30 @@ class SymbolTable:
         last = parts[-1]
         lower = subject.lower()
         qualified_name = self.qualified_name
+        t = config.current()
         if len(parts) == 1:
             for i in self.by_name.get(subject, ()):
-                _add(matches, i, EXACT, 1.0 if qualified_name[i] == subject else 0.95)
+                _add(matches, i, EXACT, t.MATCH_WHOLE if qualified_name[i] == subject else t.MATCH_NAME_ONLY)
             for i in self.by_lower.get(lower, ()):
-                _add(matches, i, CASELESS, 1.0 if qualified_name[i].lower() == lower else 0.95)
+                _add(matches, i, CASELESS, t.MATCH_WHOLE if qualified_name[i].lower() == lower else t.MATCH_NAME_ONLY)
             return
         for i in self.by_qualified.get(subject, ()):
-            _add(matches, i, EXACT, 1.0)
+            _add(matches, i, EXACT, t.MATCH_WHOLE)
         for i in self.by_lower_qualified.get(lower, ()):
-            _add(matches, i, CASELESS, 0.95)
+            _add(matches, i, CASELESS, t.MATCH_NAME_ONLY)
         for i in self.by_tail.get(lower, ()):
             if qualified_name[i].endswith("." + subject):
-                _add(matches, i, EXACT, 0.9)
+                _add(matches, i, EXACT, t.MATCH_TAIL)
             else:
-                _add(matches, i, CASELESS, 0.9)
+                _add(matches, i, CASELESS, t.MATCH_TAIL)
         qualifier = [p.lower() for p in parts[:-1]]
         for i in self.by_name.get(last, ()):
             if self._qualifier_fits(i, qualifier):
-                _add(matches, i, EXACT, 0.8)
+                _add(matches, i, EXACT, t.MATCH_QUALIFIER_FITS)
             else:
-                _add(matches, i, CASELESS, 0.5)
+                _add(matches, i, CASELESS, t.MATCH_QUALIFIER_DIFFERS)
         for i in self.by_lower.get(last.lower(), ()):
-            _add(matches, i, CASELESS, 0.45 if self._qualifier_fits(i, qualifier) else 0.4)
+            _add(matches, i, CASELESS, t.MATCH_CASELESS_FITS if self._qualifier_fits(i, qualifier) else t.MATCH_CASELESS_DIFFERS)
 
     def _qualifier_fits(self, symbol: int, qualifier: list[str]) -> bool:
         """Whether `qualifier` (lowercase parts) ends with the symbol's enclosing symbols and the

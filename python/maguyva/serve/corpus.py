@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maguyva import config
 from maguyva.embed import Embedder, EmbeddingError
 from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
@@ -42,13 +43,6 @@ from maguyva.query.search import DEFAULT_RANKING, RANKINGS
 from maguyva.serve import navigate
 from maguyva.serve.api import Index, repository_root
 from maguyva.serve.repository import LOCK_WAIT_SECONDS, Refresh, Repository
-
-#: A location's chunk used as a find_similar question is cut to this many lines and characters:
-#: the start of a long function says what it is; its whole body would only dilute the terms.
-RELATED_MAX_LINES = 40
-RELATED_MAX_CHARS = 2000
-#: A graph walk starts from at most this many definitions of the name asked about.
-MAX_SEEDS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +233,9 @@ class Corpus:
         with self.opened(usable) as opened:
             index = next(index for r, index in opened if r is owner)
             location = locate_line(owner.name, index, relative, line)
-            lines = index.reader.chunk_text(location.chunk).splitlines()[:RELATED_MAX_LINES]
+            lines = index.reader.chunk_text(location.chunk).splitlines()[: config.current().RELATED_MAX_LINES]
             # Pasted code is the find_similar intent (the classifier's snippet rule).
-            text = "\n".join(lines)[:RELATED_MAX_CHARS]
+            text = "\n".join(lines)[: config.current().RELATED_MAX_CHARS]
             exclude = (owner.name, location.chunk)
             return location, self._answer(opened, text, top_k, preset, refreshes, exclude)
 
@@ -332,7 +326,8 @@ class Corpus:
         repositories, _ = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
             found = [
-                (r, index, navigate.find_definitions(index.reader, symbol, limit=MAX_SEEDS)) for r, index in opened
+                (r, index, navigate.find_definitions(index.reader, symbol, limit=config.current().GRAPH_WALK_MAX_SEEDS))
+                for r, index in opened
             ]
             tiers = [d.tier for _, _, defs in found for d in defs]
             # The best match anywhere decides: an exact name in one repository hides a

@@ -52,9 +52,9 @@ from maguyva.lexicon import (
 )
 from maguyva.query.retrievers.base import Candidate, Query
 
+#: Tiers are a unit apart, and the share of the unit within a tier (`config.STRUCTURAL_FRACTION`)
+#: is below 1, so a tier's best stays below the next tier's base.
 _TIER_BASE = {EXACT: 3.0, CASELESS: 2.0, NAME_WORDS: 1.0, QUESTION_WORDS: 0.0}
-#: The largest within-tier fraction, so that a tier's best stays below the next tier's base.
-_FRACTION = 0.999
 
 
 
@@ -178,6 +178,8 @@ def _rank(
         tier, quality = matches[s]
         return (tier, -quality, -preference[kinds[s]], tie_break[s])
 
+    tuning = config.current()
+
     def take(ordered: list[int]) -> list[Candidate]:
         out: list[Candidate] = []
         seen: set[int] = set()
@@ -190,8 +192,12 @@ def _rank(
             tier, quality = matches[s]
             in_degree = table.in_degree[s]
             primary = table.path_rank[s] == 0
-            within = 0.6 * quality + 0.075 * preference[kinds[s]] + 0.15 * primary + 0.1 * in_degree / (in_degree + 4.0)
-            score = min(_TIER_BASE[tier] + _FRACTION * within, previous)
+            within = (
+                tuning.STRUCTURAL_WEIGHT_MATCH * quality + tuning.STRUCTURAL_WEIGHT_KIND * preference[kinds[s]]
+                + tuning.STRUCTURAL_WEIGHT_PRIMARY * primary
+                + tuning.STRUCTURAL_WEIGHT_DEGREE * in_degree / (in_degree + tuning.STRUCTURAL_DEGREE_HALF)
+            )  # fmt: skip
+            score = min(_TIER_BASE[tier] + tuning.STRUCTURAL_FRACTION * within, previous)
             previous = score
             out.append(Candidate(chunk, score))
             if len(out) == limit:
