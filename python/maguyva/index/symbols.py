@@ -181,7 +181,7 @@ class SymbolTable:
         for i in self.by_lower_qualified.get(lower, ()):
             _add(matches, i, CASELESS, t.MATCH_NAME_ONLY)
         for i in self.by_tail.get(lower, ()):
-            if qualified_name[i].endswith("." + subject):
+            if qualifies(qualified_name[i], subject):
                 _add(matches, i, EXACT, t.MATCH_TAIL)
             else:
                 _add(matches, i, CASELESS, t.MATCH_TAIL)
@@ -564,10 +564,13 @@ def qualified_as(reader: IndexReader, ids: list[int], name: str, *, caseless: bo
     placeholders = ",".join("?" * len(ids))
     rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
     wanted = name.lower() if caseless else name
-    return [
-        i for i, qualified in rows
-        if (q := qualified.lower() if caseless else qualified) == wanted or q.endswith("." + wanted)
-    ]  # fmt: skip
+    return [i for i, qualified in rows if qualifies(qualified.lower() if caseless else qualified, wanted)]
+
+
+def qualifies(qualified: str, name: str) -> bool:
+    """Whether a symbol of qualified name `qualified` is what the dotted `name` names: the
+    whole of it, or its end after a dot (`Session.request` names `http.Session.request`)."""
+    return qualified == name or qualified.endswith("." + name)
 
 
 def squashed(name: str) -> str:
