@@ -18,9 +18,9 @@ import numpy as np
 from maguyva import config
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import named, qualified_as
+from maguyva.lexicon import identifiers
 from maguyva.query.retrievers.base import Candidate, Query
 
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|#)[A-Za-z_$][A-Za-z0-9_$]*)*")
 #: What makes a word of a sentence a name in code: an inner capital (camelCase, CamelCase), an
 #: underscore, a `$`, or a qualifier.
 _CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]|_|\$|\.|::|#")
@@ -42,7 +42,7 @@ class GraphRetriever:
 
 def code_names(text: str) -> list[str]:
     """The words of `text` shaped like names in code."""
-    return [word for word in _IDENTIFIER.findall(text) if _CODE_SHAPED.search(word)]
+    return [word for word in identifiers(text) if _CODE_SHAPED.search(word)]
 
 
 def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
