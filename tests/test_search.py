@@ -342,3 +342,22 @@ def test_parallel_and_sequential_retrieval_agree(index, monkeypatch):
     index.searcher.tuning = index.searcher.tuning.but(PARALLEL_MIN_CHUNKS=0)
     parallel = [[(h.path, h.start_line, h.score) for h in index.search(q, preset="thorough").results] for q in queries]
     assert parallel == sequential and all(sequential)
+
+
+def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
+    # The text retriever counts a term's lines per chunk in the core; the same counts come from
+    # every matching line mapped to its chunk in numpy (the path kept for answers with spans).
+    import numpy as np
+
+    from maguyva.query.retrievers import text
+    from maguyva.query.retrievers.text import Term
+
+    reader = index.reader
+    words = ["retry", "session", "def", "return", "config", "ECONNREFUSED", "nowhere", "a", "(", "self."]
+    for case_sensitive in (False, True):
+        terms = [Term(w, case_sensitive, 1.0) for w in words]
+        ids, tf = text._by_chunk_counts(reader, terms)
+        _, _, line_ids, line_tf = text._by_lines(reader, terms)
+        np.testing.assert_array_equal(ids, line_ids)
+        np.testing.assert_array_equal(tf, line_tf)
+        assert tf.sum() > 0

@@ -83,6 +83,18 @@ class TrigramIndex:
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
         """Every line holding each term, in one call: (term index, doc id, 1-based line) arrays,
         by term then doc then line; case_insensitive[i] says how term i is matched."""
+    def chunk_line_counts(
+        self,
+        terms: Sequence[bytes | str],
+        case_insensitive: Sequence[bool],
+        chunk_start_key: npt.NDArray[np.int64],
+        file_chunk_offsets: npt.NDArray[np.int64],
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """How many of the lines holding each term each chunk holds: (term index, chunk, count)
+        by term then chunk. Chunk c starts at line `chunk_start_key[c] & 0xffffffff` of document
+        `chunk_start_key[c] >> 32`; document d's chunks are `file_chunk_offsets[d]` to
+        `file_chunk_offsets[d + 1] - 1`; a line belongs to the last chunk of its document
+        starting at or before it (or to the first)."""
     def count_terms(
         self, terms: Sequence[bytes | str], case_insensitive: bool = False
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:

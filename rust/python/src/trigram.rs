@@ -1,9 +1,9 @@
 //! The trigram index as a Python class. Searches release the GIL.
 
 use crate::error::to_py;
-use maguyva_core::trigram::TrigramIndex as CoreIndex;
+use maguyva_core::trigram::{ChunkLayout, TrigramIndex as CoreIndex};
 use numpy::ndarray::{Array1, Array2};
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -130,6 +130,46 @@ impl TrigramIndex {
                 Array1::from_vec(term_ids).into_pyarray(py).into_any(),
                 Array1::from_vec(doc_ids).into_pyarray(py).into_any(),
                 Array1::from_vec(lines).into_pyarray(py).into_any(),
+            ],
+        )
+    }
+
+    /// How many of the lines holding each term each chunk holds: three arrays (term index,
+    /// chunk, count), uint32, by term then chunk. Chunk c starts at line `chunk_start_key[c] &
+    /// 0xffffffff` of document `chunk_start_key[c] >> 32`; document d's chunks are
+    /// `file_chunk_offsets[d]` to `file_chunk_offsets[d + 1] - 1`; a line belongs to the last
+    /// chunk of its document starting at or before it (or to the first).
+    fn chunk_line_counts<'py>(
+        &self,
+        py: Python<'py>,
+        terms: Vec<Text>,
+        case_insensitive: Vec<bool>,
+        chunk_start_key: PyReadonlyArray1<'py, i64>,
+        file_chunk_offsets: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        if terms.len() != case_insensitive.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} terms but {} case_insensitive flags",
+                terms.len(),
+                case_insensitive.len()
+            )));
+        }
+        let terms: Vec<Vec<u8>> = terms.into_iter().map(Text::into_bytes).collect();
+        let start_key = chunk_start_key.as_slice()?;
+        let file_offsets = file_chunk_offsets.as_slice()?;
+        let counts = py
+            .detach(|| {
+                let each: Vec<(&[u8], bool)> =
+                    terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
+                self.inner.chunk_line_counts(&each, ChunkLayout { start_key, file_offsets })
+            })
+            .map_err(to_py)?;
+        PyTuple::new(
+            py,
+            [
+                Array1::from_vec(counts.terms).into_pyarray(py).into_any(),
+                Array1::from_vec(counts.chunks).into_pyarray(py).into_any(),
+                Array1::from_vec(counts.counts).into_pyarray(py).into_any(),
             ],
         )
     }

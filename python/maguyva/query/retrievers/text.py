@@ -65,22 +65,13 @@ class TextRetriever:
         if not terms or len(reader.chunk_file) == 0:
             return []
         n, width = len(reader.chunk_file), len(terms)
-        term_ids, chunks, lines = _line_chunks(reader, terms)
-        found = np.bincount(term_ids, minlength=width)
-        # A quoted phrase that occurs nowhere with its case is looked for in any case.
-        retry = [t for t, term in enumerate(terms) if term.case_sensitive and found[t] == 0]
-        if retry:
-            again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
-            more_terms, more_chunks, more_lines = _line_chunks(reader, again)
-            term_ids = np.concatenate([term_ids, np.asarray(retry, dtype=np.int64)[more_terms]])
-            chunks = np.concatenate([chunks, more_chunks])
-            lines = np.concatenate([lines, more_lines])
-        if len(chunks) == 0:
+        if query.line_spans:
+            chunks, lines, ids, tf = _by_lines(reader, terms)
+        else:
+            chunks = lines = np.zeros(0, dtype=np.int64)
+            ids, tf = _by_chunk_counts(reader, terms)
+        if len(ids) == 0:
             return []
-        # One dense count table, built without a Python loop over chunks: entry (chunk, term).
-        tf_all = np.bincount(chunks * width + term_ids, minlength=n * width).reshape(n, width)
-        ids = np.flatnonzero(tf_all.any(axis=1))
-        tf = tf_all[ids].astype(np.float64)
         document_frequency = (tf > 0).sum(axis=0)
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
@@ -102,6 +93,52 @@ class TextRetriever:
         if query.literal is not None:
             return [Term(query.literal, True, 1.0)]
         return query_terms(query.text)
+
+
+def _by_chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
+    """The chunks holding a term, ascending, and how many of each term's lines each holds
+    (`tf[i, t]`), counted in the core: a common word's every line never reaches Python."""
+    found_terms, chunks, counts = _chunk_counts(reader, terms)
+    # A quoted phrase that occurs nowhere with its case is looked for in any case.
+    retry = [t for t, term in enumerate(terms) if term.case_sensitive and not (found_terms == t).any()]
+    if retry:
+        again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
+        more_terms, more_chunks, more_counts = _chunk_counts(reader, again)
+        found_terms = np.concatenate([found_terms, np.asarray(retry, dtype=np.int64)[more_terms]])
+        chunks = np.concatenate([chunks, more_chunks])
+        counts = np.concatenate([counts, more_counts])
+    ids, row = np.unique(chunks, return_inverse=True)
+    tf = np.zeros((len(ids), len(terms)), dtype=np.float64)
+    np.add.at(tf, (row, found_terms), counts)
+    return ids, tf
+
+
+def _chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    found_terms, chunks, counts = reader.text.chunk_line_counts(
+        [term.text for term in terms], [not term.case_sensitive for term in terms],
+        reader.chunk_start_key, reader.file_chunk_offsets,
+    )  # fmt: skip
+    return found_terms.astype(np.int64), chunks.astype(np.int64), counts.astype(np.float64)
+
+
+def _by_lines(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """As `_by_chunk_counts`, from every matching line, which are returned too (chunk, line),
+    for the answer's spans."""
+    n, width = len(reader.chunk_file), len(terms)
+    term_ids, chunks, lines = _line_chunks(reader, terms)
+    found = np.bincount(term_ids, minlength=width)
+    # A quoted phrase that occurs nowhere with its case is looked for in any case.
+    retry = [t for t, term in enumerate(terms) if term.case_sensitive and found[t] == 0]
+    if retry:
+        again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
+        more_terms, more_chunks, more_lines = _line_chunks(reader, again)
+        term_ids = np.concatenate([term_ids, np.asarray(retry, dtype=np.int64)[more_terms]])
+        chunks = np.concatenate([chunks, more_chunks])
+        lines = np.concatenate([lines, more_lines])
+    # One dense count table, built without a Python loop over chunks: entry (chunk, term).
+    tf_all = np.bincount(chunks * width + term_ids, minlength=n * width).reshape(n, width)
+    ids = np.flatnonzero(tf_all.any(axis=1))
+    return chunks, lines, ids, tf_all[ids].astype(np.float64)
 
 
 def _matching_lines(chunks: np.ndarray, lines: np.ndarray, wanted: np.ndarray) -> dict[int, tuple[tuple[int, int], ...]]:

@@ -1,0 +1,132 @@
+//! Term matches counted by the chunk that holds each matching line: what a scorer of chunks
+//! needs, without handing every matching line back to the caller (a common word matches
+//! millions of lines of a large repository; the chunk-term pairs they fall in are far fewer).
+
+use super::{LiteralMatch, TrigramIndex};
+use crate::{Error, Result};
+
+/// How a corpus's documents are cut into chunks. Chunk `c` starts at line `start_key[c] &
+/// 0xffff_ffff` of document `start_key[c] >> 32` (ascending); the chunks of document `d` are
+/// `file_offsets[d] .. file_offsets[d + 1]` (none when the two are equal). A line belongs to the
+/// last chunk of its document starting at or before it, or to the document's first chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkLayout<'a> {
+    /// (document << 32) + first line, per chunk, ascending.
+    pub start_key: &'a [i64],
+    /// Per document, its first chunk; one more entry at the end (the chunk count).
+    pub file_offsets: &'a [i64],
+}
+
+/// Matching lines per (term, chunk), by term then chunk: three columns of one length.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChunkCounts {
+    /// The term's index among those asked for.
+    pub terms: Vec<u32>,
+    /// The chunk.
+    pub chunks: Vec<u32>,
+    /// How many of the term's matching lines the chunk holds.
+    pub counts: Vec<u32>,
+}
+
+impl TrigramIndex {
+    /// For each of `terms` (literal, case-insensitive), how many of the lines holding it each
+    /// chunk of `layout` holds. Lines of a document without chunks are not counted.
+    pub fn chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
+        let per_term = self.search_each(terms)?;
+        count_by_chunk(&per_term, layout)
+    }
+}
+
+/// [`TrigramIndex::chunk_line_counts`] of matches already found (`per_term[t]`: term t's, by
+/// document, each with its sorted lines).
+pub fn count_by_chunk(per_term: &[Vec<LiteralMatch>], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
+    let documents = layout.file_offsets.len().saturating_sub(1);
+    let mut out = ChunkCounts::default();
+    for (term, matches) in per_term.iter().enumerate() {
+        for m in matches {
+            let doc = m.doc_id as usize;
+            if doc >= documents {
+                return Err(Error::InvalidArgument(format!("document {doc} is not in the chunk layout of {documents} documents")));
+            }
+            let (first, end) = (layout.file_offsets[doc], layout.file_offsets[doc + 1]);
+            if first >= end || first < 0 || end as usize > layout.start_key.len() {
+                continue; // no chunk holds this document's lines
+            }
+            let starts = &layout.start_key[first as usize..end as usize];
+            // Lines ascend, so the chunk holding each is at or after the previous line's.
+            let mut at = 0usize;
+            let mut run: Option<(u32, u32)> = None;
+            for &line in &m.lines {
+                let key = ((doc as i64) << 32) + i64::from(line);
+                while at + 1 < starts.len() && starts[at + 1] <= key {
+                    at += 1;
+                }
+                let chunk = (first as usize + at) as u32;
+                run = match run {
+                    Some((c, n)) if c == chunk => Some((c, n + 1)),
+                    Some((c, n)) => {
+                        push(&mut out, term as u32, c, n);
+                        Some((chunk, 1))
+                    }
+                    None => Some((chunk, 1)),
+                };
+            }
+            if let Some((c, n)) = run {
+                push(&mut out, term as u32, c, n);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn push(out: &mut ChunkCounts, term: u32, chunk: u32, count: u32) {
+    out.terms.push(term);
+    out.chunks.push(chunk);
+    out.counts.push(count);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_of(chunks: &[(u32, u32)], documents: usize) -> (Vec<i64>, Vec<i64>) {
+        let keys = chunks.iter().map(|&(d, line)| (i64::from(d) << 32) + i64::from(line)).collect::<Vec<_>>();
+        let offsets = (0..=documents).map(|d| chunks.iter().filter(|&&(c, _)| (c as usize) < d).count() as i64).collect();
+        (keys, offsets)
+    }
+
+    #[test]
+    fn lines_are_counted_by_the_chunk_holding_them() {
+        let index = TrigramIndex::build(vec![
+            (0, b"retry once\nnothing\nretry twice retry\nretry\n".to_vec()),
+            (1, b"no match here\n".to_vec()),
+            (2, b"retry in a file without chunks\n".to_vec()),
+            (3, b"\n\nretry\n".to_vec()),
+        ])
+        .unwrap()
+        .0;
+        // Document 0 in chunks at lines 1 and 3; 1 in one; 2 in none; 3 in one starting at line 2.
+        let (keys, offsets) = layout_of(&[(0, 1), (0, 3), (1, 1), (3, 2)], 4);
+        let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
+        let counts = index.chunk_line_counts(&[(b"retry", false), (b"RETRY", true), (b"absent", false)], layout).unwrap();
+        // A line counts once however often it holds the term, as line matches do.
+        assert_eq!(counts.terms, [0, 0, 0, 1, 1, 1]);
+        assert_eq!(counts.chunks, [0, 1, 3, 0, 1, 3]);
+        assert_eq!(counts.counts, [1, 2, 1, 1, 2, 1]);
+    }
+
+    #[test]
+    fn a_line_before_a_documents_first_chunk_goes_to_it() {
+        let matches = vec![vec![LiteralMatch { doc_id: 1, count: 3, lines: vec![1, 4, 9] }]];
+        let (keys, offsets) = layout_of(&[(0, 1), (1, 3), (1, 8)], 2);
+        let counts = count_by_chunk(&matches, ChunkLayout { start_key: &keys, file_offsets: &offsets }).unwrap();
+        assert_eq!((counts.chunks, counts.counts), (vec![1, 2], vec![2, 1]));
+    }
+
+    #[test]
+    fn a_document_outside_the_layout_is_refused() {
+        let matches = vec![vec![LiteralMatch { doc_id: 5, count: 1, lines: vec![1] }]];
+        let (keys, offsets) = layout_of(&[(0, 1)], 1);
+        assert!(count_by_chunk(&matches, ChunkLayout { start_key: &keys, file_offsets: &offsets }).is_err());
+    }
+}
