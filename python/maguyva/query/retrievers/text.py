@@ -64,7 +64,7 @@ class TextRetriever:
         terms = self.terms(query)
         if not terms or len(reader.chunk_file) == 0:
             return []
-        n, width = len(reader.chunk_file), len(terms)
+        n = len(reader.chunk_file)
         if query.line_spans:
             chunks, lines, ids, tf = _by_lines(reader, terms)
         else:
