@@ -484,6 +484,8 @@ def test_printable_escapes_what_a_terminal_acts_on_and_keeps_the_rest():
 _INTERRUPT_AT_IMPORT = """
 import os, signal, sys
 target = sys.argv.pop(1)
+# As at a terminal: a shell's background job starts with Ctrl-C ignored, which Python keeps.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 class Interrupt:
     def find_spec(self, name, path=None, target_module=None):
