@@ -15,6 +15,18 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The terms' bytes, once there is one case flag per term.
+fn terms_with_flags(terms: Vec<Text>, case_insensitive: &[bool]) -> PyResult<Vec<Vec<u8>>> {
+    if terms.len() != case_insensitive.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} terms but {} case_insensitive flags",
+            terms.len(),
+            case_insensitive.len()
+        )));
+    }
+    Ok(terms.into_iter().map(Text::into_bytes).collect())
+}
+
 /// Text given as `str` is searched as its UTF-8 bytes.
 #[derive(FromPyObject)]
 enum Text {
@@ -101,14 +113,7 @@ impl TrigramIndex {
         terms: Vec<Text>,
         case_insensitive: Vec<bool>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        if terms.len() != case_insensitive.len() {
-            return Err(PyValueError::new_err(format!(
-                "{} terms but {} case_insensitive flags",
-                terms.len(),
-                case_insensitive.len()
-            )));
-        }
-        let terms: Vec<Vec<u8>> = terms.into_iter().map(Text::into_bytes).collect();
+        let terms = terms_with_flags(terms, &case_insensitive)?;
         let (term_ids, doc_ids, lines) = py
             .detach(|| -> maguyva_core::Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
                 let (mut term_ids, mut doc_ids, mut lines) = (Vec::new(), Vec::new(), Vec::new());
@@ -147,14 +152,7 @@ impl TrigramIndex {
         chunk_start_key: PyReadonlyArray1<'py, i64>,
         file_chunk_offsets: PyReadonlyArray1<'py, i64>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        if terms.len() != case_insensitive.len() {
-            return Err(PyValueError::new_err(format!(
-                "{} terms but {} case_insensitive flags",
-                terms.len(),
-                case_insensitive.len()
-            )));
-        }
-        let terms: Vec<Vec<u8>> = terms.into_iter().map(Text::into_bytes).collect();
+        let terms = terms_with_flags(terms, &case_insensitive)?;
         let start_key = chunk_start_key.as_slice()?;
         let file_offsets = file_chunk_offsets.as_slice()?;
         let counts = py

@@ -11,6 +11,7 @@ its camelCase / snake_case parts (at half weight), so "parseConfig" finds "parse
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,15 +99,7 @@ class TextRetriever:
 def _by_chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
     """The chunks holding a term, ascending, and how many of each term's lines each holds
     (`tf[i, t]`), counted in the core: a common word's every line never reaches Python."""
-    found_terms, chunks, counts = _chunk_counts(reader, terms)
-    # A quoted phrase that occurs nowhere with its case is looked for in any case.
-    retry = [t for t, term in enumerate(terms) if term.case_sensitive and not (found_terms == t).any()]
-    if retry:
-        again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
-        more_terms, more_chunks, more_counts = _chunk_counts(reader, again)
-        found_terms = np.concatenate([found_terms, np.asarray(retry, dtype=np.int64)[more_terms]])
-        chunks = np.concatenate([chunks, more_chunks])
-        counts = np.concatenate([counts, more_counts])
+    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked))
     ids, row = np.unique(chunks, return_inverse=True)
     tf = np.zeros((len(ids), len(terms)), dtype=np.float64)
     np.add.at(tf, (row, found_terms), counts)
@@ -125,20 +118,28 @@ def _by_lines(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.nd
     """As `_by_chunk_counts`, from every matching line, which are returned too (chunk, line),
     for the answer's spans."""
     n, width = len(reader.chunk_file), len(terms)
-    term_ids, chunks, lines = _line_chunks(reader, terms)
-    found = np.bincount(term_ids, minlength=width)
-    # A quoted phrase that occurs nowhere with its case is looked for in any case.
-    retry = [t for t, term in enumerate(terms) if term.case_sensitive and found[t] == 0]
-    if retry:
-        again = [Term(terms[t].text, False, terms[t].weight) for t in retry]
-        more_terms, more_chunks, more_lines = _line_chunks(reader, again)
-        term_ids = np.concatenate([term_ids, np.asarray(retry, dtype=np.int64)[more_terms]])
-        chunks = np.concatenate([chunks, more_chunks])
-        lines = np.concatenate([lines, more_lines])
+    term_ids, chunks, lines = _caseless_again(terms, lambda asked: _line_chunks(reader, asked))
     # One dense count table, built without a Python loop over chunks: entry (chunk, term).
     tf_all = np.bincount(chunks * width + term_ids, minlength=n * width).reshape(n, width)
     ids = np.flatnonzero(tf_all.any(axis=1))
     return chunks, lines, ids, tf_all[ids].astype(np.float64)
+
+
+def _caseless_again(
+    terms: list[Term], search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`search(terms)`: (the index of the term each row found, two more columns); then a quoted
+    phrase that occurs nowhere with its case is looked for in any case, its rows added."""
+    found_terms, first, second = search(terms)
+    retry = [t for t, term in enumerate(terms) if term.case_sensitive and not (found_terms == t).any()]
+    if not retry:
+        return found_terms, first, second
+    more_terms, more_first, more_second = search([Term(terms[t].text, False, terms[t].weight) for t in retry])
+    return (
+        np.concatenate([found_terms, np.asarray(retry, dtype=np.int64)[more_terms]]),
+        np.concatenate([first, more_first]),
+        np.concatenate([second, more_second]),
+    )
 
 
 def _matching_lines(chunks: np.ndarray, lines: np.ndarray, wanted: np.ndarray) -> dict[int, tuple[tuple[int, int], ...]]:
