@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,15 @@ class Tuning:
     #: little, small enough that the last batches balance the workers.
     PARSE_BATCH_BYTES: int = 256_000
 
+
+    # Hashed once: derived tables are looked up by tuning on every question (`per_reader`), and a
+    # dataclass's own hash makes a tuple of every field each time.
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(dataclasses.astuple(self))
 
     def but(self, **changes: float) -> Tuning:
         """This tuning with some numbers changed; a name it does not have is a TypeError."""
