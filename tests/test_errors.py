@@ -25,7 +25,7 @@ def package_exceptions() -> dict[str, type[BaseException]]:
             continue  # runs the command line
         module = importlib.import_module(module_info.name)
         for _, value in inspect.getmembers(module, inspect.isclass):
-            if issubclass(value, BaseException) and value.__module__.startswith("maguyva.") and value.__module__ != "maguyva._core":
+            if issubclass(value, BaseException) and value.__module__.startswith("maguyva."):
                 found[f"{value.__module__}.{value.__qualname__}"] = value
     return found
 
@@ -46,6 +46,18 @@ def test_the_family_keeps_the_built_in_bases_callers_expect():
     assert issubclass(errors.QueryError, ValueError) and issubclass(errors.RequestError, ValueError)
     assert issubclass(errors.EmbeddingError, RuntimeError)
     assert maguyva.MaguyvaError is errors.MaguyvaError
+
+
+def test_the_compiled_core_raises_the_family_s_error_for_a_damaged_file(tmp_path: Path):
+    from maguyva import _core
+
+    assert _core.CorruptIndexError is errors.CorruptIndexError is maguyva.CorruptIndexError
+    damaged = tmp_path / "text.idx"
+    damaged.write_bytes(b"not a trigram index")
+    with pytest.raises(MaguyvaError) as caught:
+        _core.TrigramIndex.load(damaged)
+    assert isinstance(caught.value, errors.IndexStoreError) and isinstance(caught.value, ValueError)
+    assert str(damaged) in str(caught.value)
 
 
 def test_errors_met_through_the_api_are_one_family(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

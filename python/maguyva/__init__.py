@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from maguyva._core import (
-        CorruptIndexError,
         LiteralMatches,
         TrigramIndex,
         __version__,
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
         hamming_top_k,
         rrf_fuse,
     )
-    from maguyva.errors import MaguyvaError
+    from maguyva.errors import CorruptIndexError, MaguyvaError
     from maguyva.query.results import Hit, SearchResponse
     from maguyva.serve.api import Index
     from maguyva.serve.corpus import Corpus
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 #: Each public name and the module it comes from.
 _SOURCES = {
     "Corpus": "maguyva.serve.corpus",
-    "CorruptIndexError": "maguyva._core",
+    "CorruptIndexError": "maguyva.errors",
     "Hit": "maguyva.query.results",
     "Index": "maguyva.serve.api",
     "LiteralMatches": "maguyva._core",

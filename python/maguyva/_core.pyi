@@ -6,10 +6,9 @@ from os import PathLike
 import numpy as np
 import numpy.typing as npt
 
-__version__: str
+from maguyva.errors import CorruptIndexError as CorruptIndexError
 
-class CorruptIndexError(ValueError):
-    """A saved index is damaged, truncated or of an unsupported format version."""
+__version__: str
 
 # Hamming top-k -----------------------------------------------------------------------------
 

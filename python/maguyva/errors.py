@@ -4,8 +4,9 @@ Each is a `MaguyvaError`, whose message is one sentence saying what went wrong a
 is one, what to do; a caller that reports errors catches `MaguyvaError` (and `OSError`, for the
 file system's own). Each class also keeps the built-in base a caller would expect of it
 (`ValueError` for a bad argument, `FileNotFoundError` for a missing index, `OSError` for a
-failed write), so code written against those keeps working. The compiled core's
-`CorruptIndexError` is reported by the index loader as an `IndexFormatError`.
+failed write), so code written against those keeps working. The compiled core raises
+`CorruptIndexError` from here (it is `maguyva._core.CorruptIndexError` too); the index loader
+reports it as an `IndexFormatError`, with the remedy.
 
 This module imports nothing of maguyva: every stage may raise these errors.
 """
@@ -92,6 +93,10 @@ class IndexFormatError(IndexStoreError):
         super().__init__(f"{problem}; {remedy}" if remedy else problem)
         #: What is wrong, without the remedy (a build that repairs it says what it repaired).
         self.problem = problem
+
+
+class CorruptIndexError(IndexStoreError, ValueError):
+    """A saved trigram index is damaged, truncated or of an unsupported format version."""
 
 
 class IndexLockedError(IndexStoreError):

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from maguyva import config
-from maguyva._core import CorruptIndexError, TrigramIndex
-from maguyva.errors import IndexStoreError
+from maguyva._core import TrigramIndex
+from maguyva.errors import CorruptIndexError, IndexStoreError
 from maguyva.index import graph, roles, store
 
 #: Results ending within this many lines of a file's top are cut from its bytes by splitting.
@@ -92,13 +92,12 @@ class IndexReader:
             self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
             self.codes = store.load_codes(generation / store.CODES)
             self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
-        except IndexStoreError:
+        except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
             self.db.close()
-            raise
-        except (sqlite3.Error, CorruptIndexError, OSError, ValueError, TypeError, EOFError) as err:
+            if isinstance(err, IndexStoreError) and not isinstance(err, CorruptIndexError):
+                raise
             # Unreachable for a generation its manifest vouches for, short of damage after it
             # was checked; reported the same way.
-            self.db.close()
             raise store.damaged(generation, f"is damaged ({type(err).__name__}: {err})") from None
         if (
             self.codes.ndim != 2

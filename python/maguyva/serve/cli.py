@@ -24,7 +24,6 @@ SNIPPET_LINES = 3
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
-        from maguyva._core import CorruptIndexError
         from maguyva.errors import MaguyvaError
 
         try:
@@ -36,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - swallow the final flush
             return 0
-        except (MaguyvaError, OSError, CorruptIndexError, ValueError) as err:
+        except (MaguyvaError, OSError, ValueError) as err:
             print(f"maguyva: {printable(' '.join(str(err).split()))}", file=sys.stderr)
             return 2
     except KeyboardInterrupt:

@@ -4,12 +4,9 @@ use maguyva_core::Error;
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 
-pyo3::create_exception!(
-    _core,
-    CorruptIndexError,
-    PyValueError,
-    "A saved index is damaged, truncated or of an unsupported format version."
-);
+// The exception is the package's own (`maguyva.errors.CorruptIndexError`, a `MaguyvaError`), so
+// that a caller catching the package's one error family also catches a damaged file found here.
+pyo3::import_exception!(maguyva.errors, CorruptIndexError);
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CorruptIndexError", m.py().get_type::<CorruptIndexError>())

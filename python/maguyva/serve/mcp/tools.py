@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maguyva._core import CorruptIndexError
 from maguyva.errors import MaguyvaError
 from maguyva.index.store import shown_path
 from maguyva.query.intents import MAX_QUERY_CHARS
@@ -437,7 +436,7 @@ def call_tool(corpus: Corpus, name: str, arguments: dict[str, Any] | None) -> tu
         raise ToolFailure(f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}")
     try:
         payload = tool.run(corpus, validate_arguments(tool.name, tool.input_schema, arguments))
-    except (MaguyvaError, CorruptIndexError, OSError) as err:
+    except (MaguyvaError, OSError) as err:
         raise ToolFailure(one_line(err)) from err
     except Exception as err:
         logger.exception("%s failed", name)
