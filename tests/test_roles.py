@@ -68,3 +68,19 @@ def test_an_index_stores_the_roles_of_its_files(tmp_path):
         assert set(chunk_demotion(reader)[reader.chunk_file == vendored].tolist()) == {config.DEFAULT.VENDORED_DEMOTION}
     finally:
         index.close()
+
+
+def test_a_conventional_test_name_is_a_test_name_in_the_broad_reading_too():
+    stems = ["ledger", "test", "tests", "Ledger", "spec", "contest", "x"]
+    marks = ["", "_test", ".test", "-test", "_tests", ".spec", "_spec", "Test", "Tests", "Spec", "IT", "_it"]
+    prefixes = ["", "test_", "tests-", "test-", "conftest"]
+    extensions = ["py", "go", "rb", "ts", "mjs", "jsx", "java", "kt", "rs", "bash", "exs", "md"]
+    names = [f"{p}{s}{m}.{e}" for p in prefixes for s in stems for m in marks for e in extensions] + ["conftest.py"]
+    conventional = [n for n in names if roles.CONVENTIONAL_TEST_NAME.search(n)]
+    assert len(conventional) > 100
+    assert [n for n in conventional if not roles.ANY_TEST_NAME.search(n)] == []
+    # The readings differ where a language has no such convention, or the name only begins so.
+    for name in ("ledger_test.rs", "test_functions.bash", "tests-ledger.js"):
+        assert roles.is_test_path(f"src/{name}") and not roles.is_secondary_path(f"src/{name}", "rust")
+    assert roles.is_test_path("src/ledger_test.go") and roles.is_secondary_path("src/ledger_test.go", "go")
+    assert not roles.is_test_path("src/contest.py") and not roles.is_secondary_path("src/contest.py", "python")

@@ -7,10 +7,11 @@ the one most readers mean. The ranking weighs these facts (`maguyva.query.rank.s
 and stores them with each file (`files.roles`, a bit per role, and `files.role_names`), and no
 query works them out again.
 
-- TEST: a test by its language's convention or under a test folder (`is_test_path`).
-- SECONDARY: tests by their file names only (a test framework's own `test_functions.bash` is the
-  code asked about), examples, benchmarks, compatibility shims and files in no programming
-  language (`is_secondary_path`).
+- TEST: a test by its name in the broad reading (`ANY_TEST_NAME`) or under a test folder
+  (`is_test_path`).
+- SECONDARY: tests under a test folder or by their language's convention (`CONVENTIONAL_TEST_NAME`:
+  a test framework's own `test_functions.bash` is the code asked about), examples, benchmarks,
+  compatibility shims and files in no programming language (`is_secondary_path`).
 - VENDORED: vendored, built, archived, minified or generated code (`path_demotion` < 1).
 - HEADER_BESIDE_SOURCE: a C/C++ header in the folder of a source file of the same name.
 - PART_BESIDE_WHOLE: `Name.Part.ext` in the folder of `Name.ext` (a partial class split by
@@ -53,21 +54,23 @@ _DEMOTED_NAMES = re.compile(
 )
 
 _TEST_FOLDERS = frozenset({"test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata"})
-#: Tests by the broad conventions (navigation and the symbol ranking put them after other code).
-_TEST_NAME = re.compile(
-    r"^test_.*\.py$|^conftest\.py$|_test\.\w+$|[._-](test|tests|spec|specs)\.\w+$|_spec\.rb$"
-    r"|^tests?[_-]|[a-z0-9](Test|Tests|Spec|IT)\.\w+$"
+# A file's name says it is a test in two readings, and every name of the first is one of the second
+# (tests/test_roles.py checks it):
+#: By its language's own convention (`test_x.py`, `x_test.go`, `x.spec.ts`, `XTest.java`): the
+#: reading the ranking demotes by (SECONDARY), since there a test framework's own
+#: `test_functions.bash` or a `tests.rs` module is the code being asked about, not a test of it.
+CONVENTIONAL_TEST_NAME = re.compile(
+    r"^test_\w*\.py$|^conftest\.py$|_test\.(?:go|py|rb|c|cc|cpp|exs?|lua|dart)$|_spec\.rb$"
+    r"|[._](?:test|spec)\.[cm]?[jt]sx?$|[a-z0-9](?:Test|Tests|Spec|IT)\.(?:java|kt|cs|swift|scala|php|groovy)$"
 )
+#: By the same marks in any language and a `test_` / `tests-` prefix (`x_test.rs`,
+#: `test_helpers.sh`): the reading that orders navigation and the symbol ranking (TEST), where
+#: putting a test after other code costs little when it was the code asked about.
+ANY_TEST_NAME = re.compile(r"^tests?[_-]|^conftest\.py$|[._-](?:tests?|specs?)\.\w+$|[a-z0-9](?:Test|Tests|Spec|IT)\.\w+$")
 _SECONDARY_FOLDERS = frozenset(
     {"example", "examples", "_examples", "docs_src", "compat", "_compat", "legacy"}
     | {"bench", "benches", "benchmark", "benchmarks"}
     | _TEST_FOLDERS
-)
-#: Test files by their languages' conventions only, for demotion: a test framework's own
-#: `test_functions.bash` or a `tests.rs` module is the code being asked about, not a test of it.
-_SECONDARY_TEST_NAME = re.compile(
-    r"^test_\w*\.py$|^conftest\.py$|_test\.(?:go|py|rb|c|cc|cpp|exs?|lua|dart)$|_spec\.rb$"
-    r"|[._](?:test|spec)\.[cm]?[jt]sx?$|[a-z0-9](?:Test|Tests|Spec|IT)\.(?:java|kt|cs|swift|scala|php|groovy)$"
 )
 _HEADER_EXTENSIONS = frozenset({"h", "hh", "hpp", "hxx"})
 _SOURCE_EXTENSIONS = ("c", "cc", "cpp", "cxx", "m", "mm")
@@ -88,13 +91,13 @@ def path_demotion(path: str) -> float:
 def is_test_path(path: str) -> bool:
     """Whether a relative '/'-separated path is test code by the usual conventions."""
     *folders, name = path.split("/")
-    return any(f.lower() in _TEST_FOLDERS for f in folders) or bool(_TEST_NAME.search(name))
+    return any(f.lower() in _TEST_FOLDERS for f in folders) or bool(ANY_TEST_NAME.search(name))
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
     """Tests, examples, compatibility shims, and files in no programming language."""
     *folders, name = path.split("/")
-    if language is None or _SECONDARY_TEST_NAME.search(name):
+    if language is None or CONVENTIONAL_TEST_NAME.search(name):
         return True
     return any(folder.lower() in _SECONDARY_FOLDERS for folder in folders)
 
