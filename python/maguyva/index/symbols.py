@@ -17,9 +17,12 @@ match of a lower one:
    signatures, docstrings and file names (weaker), ranked BM25-style over symbols. A word that is a
    prefix of a name's word, or the other way round (`auth` / `authentication`), counts half.
 
-`SymbolTable.match_name` and `match_words` add tiers 1-3 to a match set, `defined_as` lists a
-name's definitions for the ranking and the text retriever, and the structural retriever
-(`maguyva.query.retrievers.structural`) turns matches into candidates. The table is read once per
+`SymbolTable.match_name` and `match_words` add tiers 1-3 to a match set, with a quality within
+each tier, and the structural retriever (`maguyva.query.retrievers.structural`) turns matches
+into candidates; `defined_as` is tier 1 for an unqualified name, the definitions the ranking and
+the text retriever put first. `named` is tiers 1-2 (and SEPARATORLESS) without qualities and
+without the table, for navigation and the graph's seeds, which need no more than the names'
+ids; every form compares qualified names with `qualifies`. The table is read once per
 opened index, on first use, into dictionaries keyed by name, lowercased name, qualified name and
 name word; the word index for tier 4 is built on the first question that needs it.
 """
@@ -46,12 +49,15 @@ from maguyva.lexicon import (
     MINOR_KINDS,
     SIGNATURE_KEYWORDS,
     STOPWORDS,
+    normalize_qualified,
     split_identifier,
     stem,
 )
 
 #: The tiers of a match, best first (see the module's docs).
 EXACT, CASELESS, NAME_WORDS, QUESTION_WORDS = 1, 2, 3, 4
+#: A tier of `named` only: the name ignoring case and word separators.
+SEPARATORLESS = 3
 
 
 
@@ -540,31 +546,31 @@ def defined_as(table: SymbolTable, name: str) -> list[int]:
     return [*table.by_name.get(name, ()), *table.by_name.get("$" + name, ())]
 
 
-def named(reader: IndexReader, name: str, *, caseless: bool = False, separatorless: bool = False) -> list[int]:
-    """The symbols `name` names, for a lookup by name that needs no symbol table: by its last
-    part as written, ignoring case, or ignoring case and word separators (`parse_config` finds
-    `parseConfig`); a qualified `name` (dots: `Session.request`) then keeps those whose
-    qualified name is it or ends with it (`qualified_as`)."""
+def named(reader: IndexReader, name: str, tier: int = EXACT, *, narrow: str = "keep") -> list[int]:
+    """The symbols `name` names at `tier`, for a lookup that needs no symbol table (navigation,
+    the graph's seeds): by its last part as written (EXACT), ignoring case (CASELESS), or
+    ignoring case and word separators (SEPARATORLESS: `parse_config` finds `parseConfig`). A
+    qualified `name` (`Session.request`, `Foo::bar`) then keeps those whose qualified name is it
+    or ends with it, compared at the same tier: with `narrow="keep"` only those, with
+    `narrow="prefer"` all of them when none fits (the qualifier guides, it does not exclude)."""
+    name = normalize_qualified(name)
     tail = name.rsplit(".", 1)[-1]
     by_name = reader.symbols_by_name
-    if separatorless:
+    if tier == SEPARATORLESS:
         key = squashed(tail)
         ids = [i for n, found in by_name.items() if n.startswith("\0") and squashed(n[1:]) == key for i in found]
-    elif caseless:
+    elif tier == CASELESS:
         ids = list(by_name.get("\0" + tail.lower(), ()))
     else:
         ids = list(by_name.get(tail, ()))
     if "." not in name or not ids:
         return ids
-    return qualified_as(reader, ids, name, caseless=caseless or separatorless)
-
-
-def qualified_as(reader: IndexReader, ids: list[int], name: str, *, caseless: bool = False) -> list[int]:
-    """Of the symbols `ids`, those whose qualified name is `name` (dotted) or ends with "." + it."""
     placeholders = ",".join("?" * len(ids))
     rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
+    caseless = tier != EXACT
     wanted = name.lower() if caseless else name
-    return [i for i, qualified in rows if qualifies(qualified.lower() if caseless else qualified, wanted)]
+    fitting = sorted(i for i, qualified in rows if qualifies(qualified.lower() if caseless else qualified, wanted))
+    return fitting or (ids if narrow == "prefer" else [])
 
 
 def qualifies(qualified: str, name: str) -> bool:

@@ -36,6 +36,7 @@ from maguyva.errors import IndexStoreError, NotIndexedError, OutsideRootsError, 
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
+from maguyva.index.symbols import SEPARATORLESS
 from maguyva.query.fuse import fuse_rankings
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
@@ -421,7 +422,7 @@ def _comparable_answers(
     if subject and asked.intent in _SYMBOL_INTENTS and len(taking) > 1:
         tier = {p: _definition_tier(opened[p][1], subject) for p in taking}
         best = min(tier.values())
-        if best <= navigate.SEPARATORLESS:
+        if best <= SEPARATORLESS:
             taking = [p for p in taking if tier[p] == best]
     return taking
 
@@ -430,7 +431,7 @@ def _definition_tier(index: Index, name: str) -> int:
     """How well `name` matches a definition of the index (navigate's tiers; one past the last
     when nothing matches)."""
     found = navigate.find_definitions(index.reader, name, limit=1)
-    return found[0].tier if found else navigate.SEPARATORLESS + 1
+    return found[0].tier if found else SEPARATORLESS + 1
 
 
 def _fuse(

@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from maguyva.index.graph import Edge
 from maguyva.index.reader import IndexReader
 from maguyva.index.roles import is_test_path, path_demotion
-from maguyva.index.symbols import named
+from maguyva.index.symbols import CASELESS, EXACT, SEPARATORLESS, named
 from maguyva.lexicon import KIND_FAMILIES, normalize_qualified
 
 #: Symbol kinds a definition can be looked up by (each also admits its family: asking for a
 #: "function" finds methods too, a "class" finds structs and interfaces).
 KINDS: tuple[str, ...] = tuple(KIND_FAMILIES)
-
-EXACT, CASELESS, SEPARATORLESS = 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,17 +72,12 @@ def find_definitions(reader: IndexReader, name: str, kind: str | None = None, li
         return []
     family = KIND_FAMILIES.get(kind) if kind else None
     for tier in (EXACT, CASELESS, SEPARATORLESS):
-        ids = _matching_ids(reader, wanted, tier)
+        ids = named(reader, wanted, tier)
         found = [d for d in _definitions(reader, ids, tier) if family is None or d.kind in family]
         if found:
             found.sort(key=definition_order)
             return found[:limit]
     return []
-
-
-def _matching_ids(reader: IndexReader, name: str, tier: int) -> list[int]:
-    """Symbol ids whose name matches `name` (dots already normalised) at `tier`."""
-    return named(reader, name, caseless=tier == CASELESS, separatorless=tier == SEPARATORLESS)
 
 
 def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definition]:

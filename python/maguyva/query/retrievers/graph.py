@@ -17,7 +17,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva.index.reader import IndexReader
-from maguyva.index.symbols import named, qualified_as
+from maguyva.index.symbols import CASELESS, EXACT, named
 from maguyva.lexicon import identifiers
 from maguyva.query.retrievers.base import Candidate, Query
 
@@ -47,13 +47,8 @@ def code_names(text: str) -> list[str]:
 
 def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
     """Graph nodes of the symbols called `name` (or qualified so: "Session.request"), exact
-    matches first, else case-insensitive ones."""
-    name = name.replace("::", ".").replace("#", ".").strip()
-    tail = name.rsplit(".", 1)[-1]
-    ids = named(reader, tail) or named(reader, tail, caseless=True)
-    if "." in name and ids:
-        # The qualifier narrows the name's symbols when it fits some of them, as written.
-        ids = sorted(qualified_as(reader, ids, name)) or ids
+    matches first, else case-insensitive ones; a qualifier narrows them when it fits some."""
+    ids = named(reader, name, EXACT, narrow="prefer") or named(reader, name, CASELESS, narrow="prefer")
     return [len(reader.files) + symbol_id for symbol_id in ids]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from maguyva.errors import MaguyvaError
 from maguyva.index.store import shown_path
+from maguyva.index.symbols import CASELESS, EXACT, SEPARATORLESS
 from maguyva.query.intents import MAX_QUERY_CHARS
 from maguyva.serve import navigate
 from maguyva.serve.corpus import Corpus, CorpusResponse, GraphAnswer
@@ -154,7 +155,7 @@ def _walk_answer(
     }
 
 
-_MATCH_NAMES = {navigate.EXACT: "exact", navigate.CASELESS: "case-insensitive", navigate.SEPARATORLESS: "words"}
+_MATCH_NAMES = {EXACT: "exact", CASELESS: "case-insensitive", SEPARATORLESS: "words"}
 
 
 def _definition(repo: str, d: navigate.Definition) -> dict[str, Any]:
