@@ -12,7 +12,10 @@ from maguyva import Index
 from maguyva.index.roles import is_test_path
 from maguyva.index.symbols import symbol_table
 from maguyva.lexicon import (
+    camel_case_words,
     identifiers,
+    last_part,
+    literal_parts,
     looks_like_code,
     normalize_qualified,
     query_words,
@@ -494,6 +497,18 @@ def test_test_paths():
 )
 def test_split_identifier(identifier, expected):
     assert split_identifier(identifier) == expected
+
+
+def test_literal_parts_keep_digits_apart_where_names_keep_them_with_their_word():
+    assert literal_parts("utf8Decoder") == ["utf", "8", "decoder"] and split_identifier("utf8Decoder") == ["utf8", "decoder"]
+    assert literal_parts("XMLHttpRequest") == split_identifier("XMLHttpRequest")
+
+
+def test_last_part_and_camel_case_words():
+    assert [last_part(n) for n in ("Ledger::post", "books.Ledger.post", "App\\Books\\Ledger", "row->post", "post")] == [
+        "post", "post", "Ledger", "post", "post",
+    ]  # fmt: skip
+    assert camel_case_words("does LedgerBook call postEntry or Ledger") == ["LedgerBook", "postEntry"]
 
 
 def test_query_words_drop_stopwords_unless_nothing_is_left():

@@ -39,7 +39,13 @@ _PART = re.compile(rf"[A-Z]+(?=[A-Z]{_LOWER})[0-9]*|[A-Z]?{_LOWER}+[0-9]*|[A-Z]+
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*|\w+")
 _WORD = re.compile(r"[\w$]+")
 _QUALIFIER_SEPARATORS = re.compile(r"::|#|->|\.")
+# The same and PHP's namespace separator, for cutting a name's last part off.
+_ANY_QUALIFIER_SEPARATOR = re.compile(r"::|\\|->|\.|#")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+# ASCII words of an identifier with digits apart, for literal search (`literal_parts`).
+_LITERAL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# A camelCase or PascalCase word with an inner capital, whole, in a sentence.
+_CAMEL_WORD = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
 
 #: Words that say nothing about code in a question. English function words, question words and
 #: pronouns; not words that could name code ("file", "list", "test", "error" stay).
@@ -96,6 +102,24 @@ def split_identifier(identifier: str) -> list[str]:
     if identifier.isalpha() and (identifier.islower() or identifier[1:].islower()):
         return [identifier.lower()]  # the common case of a plain word: no need for the pattern
     return [part.lower() for part in _PART.findall(identifier)]
+
+
+def literal_parts(word: str) -> list[str]:
+    """An identifier's words for a literal search, lowercased: as `split_identifier`, but digits
+    stand apart (`http2Server` -> ["http", "2", "server"]), since a part is searched as a
+    substring and "http" finds `http2` as well; ASCII letters only."""
+    return [part.lower() for part in _LITERAL_PART.findall(word)]
+
+
+def last_part(name: str) -> str:
+    """The last part of a qualified name: `Foo::bar`, `a.b.bar`, `App\\Http\\bar`, `x->bar` -> `bar`."""
+    return _ANY_QUALIFIER_SEPARATOR.split(name)[-1]
+
+
+def camel_case_words(text: str) -> list[str]:
+    """The camelCase and PascalCase words of a sentence with an inner capital (`SessionStore`,
+    `parseConfig`; not `Session`): names written in prose, in order, with repeats."""
+    return _CAMEL_WORD.findall(text)
 
 
 def identifiers(text: str) -> list[str]:
@@ -287,4 +311,52 @@ SIGNATURE_KEYWORDS = frozenset(
     async await export default const let var val void return returns self this cls extends
     implements impl struct interface type enum trait where mut ref override virtual inline
     extern unsafe new in out of""".split()
+)
+
+#: Words the classifier skips before the subject of a phrase ("who calls *the* retry helper").
+SUBJECT_LEAD_WORDS = frozenset(
+    "the a an this that these those my our your its their any all every each some else "
+    "function functions func method methods class classes struct structs interface interfaces "
+    "trait traits enum enums type types constant constants const variable variables var field "
+    "fields property properties attribute attributes module modules package packages file files "
+    "code symbol symbols helper helpers api apis endpoint endpoints macro macros object objects "
+    "def fn new old".split()
+)
+#: Words that cannot be the subject of a question to the classifier; a phrase whose first real word is one of these has none.
+FUNCTION_WORDS = frozenset(
+    "it when where what which who whom how why if is are was were be been being me us them him "
+    "her in on at to from of for with into by and or not no i we you they there here anything "
+    "something everything nothing anywhere everywhere so do does did can could would should will "
+    "might may change changes changed break breaks used called calls use uses more less most much "
+    "many".split()
+)
+#: Camel-cased words that are product names, not identifiers in the code being searched (the
+#: classifier's).
+PROPER_NOUNS = frozenset(
+    "github gitlab bitbucket javascript typescript coffeescript postgresql mysql mongodb dynamodb "
+    "bigquery graphql oauth oauth2 fastapi pytorch tensorflow numpy scipy pypi macos ios iphone "
+    "ipad youtube linkedin powershell vscode intellij pycharm openai chatgpt devops openapi grpc "
+    "webassembly elasticsearch opensearch rabbitmq nodejs camelcase pascalcase snake_case "
+    "camel_case kebab_case".split()
+)
+#: Last segments that make "x.y" a file or host name rather than a qualified name (the classifier's).
+NAME_ENDINGS = frozenset(
+    "py pyi pyx js jsx ts tsx mjs cjs go rs java kt kts c h cc cpp hpp cs rb php swift scala sh "
+    "bash zsh md rst txt json yaml yml toml ini cfg conf lock xml html htm css scss sql proto "
+    "gradle mk cmake log csv env io com org net dev ai so dll exe wasm vue svelte lua pl ex exs "
+    "erl hs ml clj dart zig jl ipynb".split()
+)
+#: errno names (POSIX and Linux), plus the few Node.js adds, that the classifier reads as error
+#: codes; fixed so results do not depend on the platform it runs on.
+ERRNO_NAMES = frozenset(
+    "E2BIG EACCES EADDRINUSE EADDRNOTAVAIL EAFNOSUPPORT EAGAIN EALREADY EBADF EBADMSG EBUSY "
+    "ECANCELED ECHILD ECONNABORTED ECONNREFUSED ECONNRESET EDEADLK EDEADLOCK EDESTADDRREQ EDOM "
+    "EDQUOT EEXIST EFAULT EFBIG EHOSTDOWN EHOSTUNREACH EIDRM EILSEQ EINPROGRESS EINTR EINVAL EIO "
+    "EISCONN EISDIR ELOOP EMFILE EMLINK EMSGSIZE EMULTIHOP ENAMETOOLONG ENETDOWN ENETRESET "
+    "ENETUNREACH ENFILE ENOBUFS ENODATA ENODEV ENOENT ENOEXEC ENOLCK ENOLINK ENOMEM ENOMSG "
+    "ENOPROTOOPT ENOSPC ENOSR ENOSTR ENOSYS ENOTBLK ENOTCONN ENOTDIR ENOTEMPTY ENOTRECOVERABLE "
+    "ENOTSOCK ENOTSUP ENOTTY ENXIO EOPNOTSUPP EOVERFLOW EOWNERDEAD EPERM EPFNOSUPPORT EPIPE "
+    "EPROTO EPROTONOSUPPORT EPROTOTYPE ERANGE EREMOTE EREMOTEIO EROFS ESHUTDOWN ESOCKTNOSUPPORT "
+    "ESPIPE ESRCH ESTALE ETIME ETIMEDOUT ETOOMANYREFS ETXTBSY EUSERS EWOULDBLOCK EXDEV "
+    "ENOTFOUND EAI_AGAIN EAI_NONAME EAI_FAIL ESOCKETTIMEDOUT".split()
 )

@@ -69,7 +69,15 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from maguyva.lexicon import DECLARATION_KEYWORDS, KIND_WORDS
+from maguyva.lexicon import (
+    DECLARATION_KEYWORDS,
+    ERRNO_NAMES,
+    FUNCTION_WORDS,
+    KIND_WORDS,
+    NAME_ENDINGS,
+    PROPER_NOUNS,
+    SUBJECT_LEAD_WORDS,
+)
 from maguyva.query.intents import RULES, RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES, Rule
 
 __all__ = ["Classification", "classify"]
@@ -113,53 +121,6 @@ _LAZY_SPAN = r"[^\s?!,;]+?(?:[ \t]+[^\s?!,;]+?){0,3}?"
 
 
 _KIND_WORD = "(?:" + "|".join(sorted(KIND_WORDS, key=len, reverse=True)) + ")"
-
-#: Words skipped before the subject of a phrase ("who calls *the* retry helper").
-_LEAD_WORDS = frozenset(
-    "the a an this that these those my our your its their any all every each some else "
-    "function functions func method methods class classes struct structs interface interfaces "
-    "trait traits enum enums type types constant constants const variable variables var field "
-    "fields property properties attribute attributes module modules package packages file files "
-    "code symbol symbols helper helpers api apis endpoint endpoints macro macros object objects "
-    "def fn new old".split()
-)
-#: Words that cannot be a subject; a phrase whose first real word is one of these has none.
-_FUNCTION_WORDS = frozenset(
-    "it when where what which who whom how why if is are was were be been being me us them him "
-    "her in on at to from of for with into by and or not no i we you they there here anything "
-    "something everything nothing anywhere everywhere so do does did can could would should will "
-    "might may change changes changed break breaks used called calls use uses more less most much "
-    "many".split()
-)
-#: Camel-cased words that are product names, not identifiers in the code being searched.
-_PROPER_NOUNS = frozenset(
-    "github gitlab bitbucket javascript typescript coffeescript postgresql mysql mongodb dynamodb "
-    "bigquery graphql oauth oauth2 fastapi pytorch tensorflow numpy scipy pypi macos ios iphone "
-    "ipad youtube linkedin powershell vscode intellij pycharm openai chatgpt devops openapi grpc "
-    "webassembly elasticsearch opensearch rabbitmq nodejs camelcase pascalcase snake_case "
-    "camel_case kebab_case".split()
-)
-#: Last segments that make "x.y" a file or host name rather than a qualified name.
-_EXTENSIONS = frozenset(
-    "py pyi pyx js jsx ts tsx mjs cjs go rs java kt kts c h cc cpp hpp cs rb php swift scala sh "
-    "bash zsh md rst txt json yaml yml toml ini cfg conf lock xml html htm css scss sql proto "
-    "gradle mk cmake log csv env io com org net dev ai so dll exe wasm vue svelte lua pl ex exs "
-    "erl hs ml clj dart zig jl ipynb".split()
-)
-#: errno names (POSIX and Linux), plus the few Node.js adds; fixed so results do not depend on
-#: the platform the classifier runs on.
-_ERRNO_NAMES = frozenset(
-    "E2BIG EACCES EADDRINUSE EADDRNOTAVAIL EAFNOSUPPORT EAGAIN EALREADY EBADF EBADMSG EBUSY "
-    "ECANCELED ECHILD ECONNABORTED ECONNREFUSED ECONNRESET EDEADLK EDEADLOCK EDESTADDRREQ EDOM "
-    "EDQUOT EEXIST EFAULT EFBIG EHOSTDOWN EHOSTUNREACH EIDRM EILSEQ EINPROGRESS EINTR EINVAL EIO "
-    "EISCONN EISDIR ELOOP EMFILE EMLINK EMSGSIZE EMULTIHOP ENAMETOOLONG ENETDOWN ENETRESET "
-    "ENETUNREACH ENFILE ENOBUFS ENODATA ENODEV ENOENT ENOEXEC ENOLCK ENOLINK ENOMEM ENOMSG "
-    "ENOPROTOOPT ENOSPC ENOSR ENOSTR ENOSYS ENOTBLK ENOTCONN ENOTDIR ENOTEMPTY ENOTRECOVERABLE "
-    "ENOTSOCK ENOTSUP ENOTTY ENXIO EOPNOTSUPP EOVERFLOW EOWNERDEAD EPERM EPFNOSUPPORT EPIPE "
-    "EPROTO EPROTONOSUPPORT EPROTOTYPE ERANGE EREMOTE EREMOTEIO EROFS ESHUTDOWN ESOCKTNOSUPPORT "
-    "ESPIPE ESRCH ESTALE ETIME ETIMEDOUT ETOOMANYREFS ETXTBSY EUSERS EWOULDBLOCK EXDEV "
-    "ENOTFOUND EAI_AGAIN EAI_NONAME EAI_FAIL ESOCKETTIMEDOUT".split()
-)
 
 # --- rule 0: pasted code -------------------------------------------------------------------------
 
@@ -349,9 +310,9 @@ def _pick(span: str | None) -> str | None:
         if not token:
             continue
         lowered = token.lower()
-        if lowered in _LEAD_WORDS:
+        if lowered in SUBJECT_LEAD_WORDS:
             continue
-        if lowered in _FUNCTION_WORDS or not _TOKEN.fullmatch(token):
+        if lowered in FUNCTION_WORDS or not _TOKEN.fullmatch(token):
             return None
         return token
     return None
@@ -363,7 +324,7 @@ def _sole_name(span: str | None) -> str | None:
     Helpers defined")."""
     words = span.split() if span else []
     token = _strip_token(words[0]) if len(words) == 1 else ""
-    return token if token and _TOKEN.fullmatch(token) and token.lower() not in _FUNCTION_WORDS else None
+    return token if token and _TOKEN.fullmatch(token) and token.lower() not in FUNCTION_WORDS else None
 
 
 def _strip_token(word: str) -> str:
@@ -486,7 +447,7 @@ def _literal(text: str, folded: str) -> Classification | None:
         return _result("error_token", name)
     for found in _ERROR_CODE.finditer(text):
         code = found.group(0)
-        if code in _ERRNO_NAMES or code.startswith("ERR_") or code[1] == "0":
+        if code in ERRNO_NAMES or code.startswith("ERR_") or code[1] == "0":
             return _result("error_token", code)
     signal = _SIGNAL.search(text)
     if signal is not None:
@@ -517,11 +478,11 @@ _IDENTIFIER = re.compile(
 
 
 def _is_identifier(token: str) -> bool:
-    if token.lower() in _PROPER_NOUNS:
+    if token.lower() in PROPER_NOUNS:
         return False
     if "." in token:
         parts = token.split(".")
-        if parts[-1].lower() in _EXTENSIONS or all(len(p) <= 1 for p in parts):
+        if parts[-1].lower() in NAME_ENDINGS or all(len(p) <= 1 for p in parts):
             return False
     return True
 
@@ -589,7 +550,7 @@ def _definition_phrase(text: str, folded: str) -> Classification | None:
 def _is_sole_word(name: str, text: str) -> bool:
     """A query of one plain word ("Session", "formatter") names a symbol: nobody asks a
     question in one word, but "Session" is how one looks up a class."""
-    return name == text.strip().rstrip("?.!") and len(name) >= 3 and name.isidentifier() and name.lower() not in _FUNCTION_WORDS
+    return name == text.strip().rstrip("?.!") and len(name) >= 3 and name.isidentifier() and name.lower() not in FUNCTION_WORDS
 
 
 def _identifier(text: str, folded: str) -> Classification | None:

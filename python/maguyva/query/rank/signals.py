@@ -73,6 +73,8 @@ from maguyva.lexicon import (
     NAMESPACE_KINDS,
     STOPWORDS,
     VALUE_KINDS,
+    camel_case_words,
+    last_part,
     split_identifier,
     stem,
 )
@@ -95,8 +97,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 #: No initials: what `initialisms` finds in a question without runs of words.
 EMPTY_INITIALS: Mapping[str, frozenset[str]] = MappingProxyType({})
-_CAMEL_IN_SENTENCE = re.compile(r"\b(?:[A-Z][a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]*|[a-z][a-zA-Z0-9]*[A-Z][a-zA-Z0-9]+)\b")
-_QUALIFIERS = re.compile(r"::|\\|->|\.|#")
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,8 +388,8 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
     """The symbol names the question asks about, and the bonus their definitions get."""
     subject = classification.subject
     if classification.rule in _NAME_RULES and subject:
-        return [_QUALIFIERS.split(subject)[-1]], config.current().DEFINITION_BONUS_NAME
-    return _CAMEL_IN_SENTENCE.findall(query), config.current().DEFINITION_BONUS_IN_SENTENCE
+        return [last_part(subject)], config.current().DEFINITION_BONUS_NAME
+    return camel_case_words(query), config.current().DEFINITION_BONUS_IN_SENTENCE
 
 
 class ImportSources:
@@ -411,7 +411,7 @@ class ImportSources:
         ):
             items = json.loads(listed) if listed else []
             for item in items or [module]:
-                name = _QUALIFIERS.split(item)[-1]
+                name = last_part(item)
                 self._imports.setdefault(name, []).append((file_id, line))
                 source = resolved.get((file_id, line))
                 if source is not None:

@@ -19,12 +19,11 @@ import numpy as np
 from maguyva import config
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import defined_as, symbol_table
-from maguyva.lexicon import LITERAL_STOPWORDS
+from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
 from maguyva.query.retrievers.base import Candidate, Query
 
 _QUOTED = re.compile(r'"([^"]+)"|`([^`]+)`|\'([^\']{2,})\'')
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|\d[\w.]*|[^\sA-Za-z0-9_$]{3,}")
-_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +47,7 @@ def query_terms(query: str) -> list[Term]:
     kept = [w for w in words if w.lower() not in LITERAL_STOPWORDS] or (words if not terms else [])
     for word in kept:
         terms.setdefault((word.lower(), False), Term(word.lower(), False, 1.0))
-        parts = [p.lower() for p in _PARTS.findall(word)]
+        parts = literal_parts(word)
         if len(parts) > 1:
             for part in parts:
                 if len(part) >= 3 and part not in LITERAL_STOPWORDS:
