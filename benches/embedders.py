@@ -492,8 +492,10 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 cand.encode_codes(texts)
                 times.append(time.perf_counter() - started)
+            loads = [cand.load_seconds] + [make_candidate(spec).load_seconds for _ in range(8)]
             print(f"{cand.label}: {len(texts):,} chunks in {min(times):.2f} s (best of 3;"
-                  f" all: {', '.join(f'{t:.2f}' for t in times)}), {os.cpu_count()} CPUs")
+                  f" all: {', '.join(f'{t:.2f}' for t in times)}), {os.cpu_count()} CPUs;"
+                  f" loaded in {statistics.median(loads) * 1e3:.1f} ms (median of {len(loads)})")
         return 0
 
     results = []

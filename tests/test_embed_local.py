@@ -55,7 +55,7 @@ def hamming(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def reference_means(model: LocalEmbedder, texts: list[str]) -> np.ndarray:
     """Plain mean pooling over each whole text, one text at a time."""
-    table = model._table
+    table = model._float_table  # the table widened to float32, as the sums are made
     skip = set(model.config["skip_token_ids"])
     out = np.zeros((len(texts), model.dims), dtype=np.float32)
     for i, text in enumerate(texts):
@@ -317,3 +317,16 @@ def test_shipped_model_files() -> None:
     assert "all-MiniLM-L6-v2" in notice and "Apache License" in notice
     size = sum(p.stat().st_size for p in folder.iterdir())
     assert size < 40_000_000
+
+
+def test_the_stored_half_float_table_is_summed_as_it_is_and_as_its_widening(model: LocalEmbedder) -> None:
+    assert model._table.dtype == np.float16  # loading copies nothing into float32
+    texts = [RETRY, TRANSPOSE, CSS, "", "a\n\nb"]
+    compiled = model._compiled
+    assert compiled is not None
+    halves, counts = compiled.pooled_sums(texts, model._table, model._skip_ids)
+    singles, same_counts = compiled.pooled_sums(texts, model._float_table, model._skip_ids)
+    np.testing.assert_array_equal(halves.view(np.uint32), singles.view(np.uint32))
+    np.testing.assert_array_equal(counts, same_counts)
+    with pytest.raises(ValueError, match="float32 or float16"):
+        compiled.pooled_sums(texts, model._table.astype(np.float64), model._skip_ids)

@@ -204,8 +204,12 @@ class WordPieceTokenizer:
     def token_ids(self, lines: Sequence[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """Every line's ids, one after another, and each line's number of ids."""
     def pooled_sums(
-        self, texts: Sequence[str], table: npt.NDArray[np.float32], skip: npt.NDArray[np.uint32]
+        self,
+        texts: Sequence[str],
+        table: npt.NDArray[np.float32] | npt.NDArray[np.float16],
+        skip: npt.NDArray[np.uint32],
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Per text, the sum of its tokens' rows of `table` ((len(texts), dims) float32), each
-        line summed in order and then the lines, and its token count, tokens in `skip` left
-        out. ValueError if a token has no row in `table` or `table` is not C-contiguous."""
+        """Per text, the sum of its tokens' rows of `table` ((len(texts), dims) float32; a
+        float16 table's rows widened exactly as they are read), each line summed in order and
+        then the lines, and its token count, tokens in `skip` left out. ValueError if a token has
+        no row in `table`, or `table` is not a C-contiguous float32 or float16 array."""

@@ -270,13 +270,20 @@ class LocalEmbedder:
         #: Name plus a prefix of the table's hash, so a rebuilt model never reuses cached codes.
         self.model = identifier
         self.batch_size = batch_size
-        self._table = np.ascontiguousarray(table, dtype=np.float32)
+        #: The table as stored (float16 for the shipped model): the core reads half floats as
+        #: they are, widening each row as it sums it, so loading copies nothing.
+        self._table = np.ascontiguousarray(table) if table.dtype in (np.float16, np.float32) else table.astype(np.float32)
         self._tokenizer_text = tokenizer_text
         if tokenizer is not None:
             self._tokenizer = tokenizer
         self._skip = skip
         self._compiled = compiled[0] if compiled is not None else None
         self._skip_ids = skip.astype(np.uint32)
+
+    @cached_property
+    def _float_table(self) -> npt.NDArray[np.float32]:
+        """The table widened to float32, for the sums numpy makes (without the core's tokenizer)."""
+        return np.ascontiguousarray(self._table, dtype=np.float32)
 
     @cached_property
     def _tokenizer(self) -> Tokenizer:
@@ -369,7 +376,7 @@ class LocalEmbedder:
                 owner = np.repeat(np.arange(len(lines)), counts)
                 ids = ids[keep]
                 counts = np.bincount(owner[keep], minlength=len(lines)).astype(np.int64)
-        return segment_sums(self._table, ids, counts), counts
+        return segment_sums(self._float_table, ids, counts), counts
 
     def _text_sums(
         self, texts: Sequence[str]
@@ -381,7 +388,7 @@ class LocalEmbedder:
         sum of its lines'. Code repeats lines a lot (blank lines, braces, imports, overlapping
         chunks): over typical chunks only about a third of the lines are distinct.
         """
-        if self._compiled is not None and self._table.dtype == np.float32:
+        if self._compiled is not None:
             return self._compiled.pooled_sums(list(texts), self._table, self._skip_ids)
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         totals = np.empty(len(texts), dtype=np.int64)
@@ -429,11 +436,11 @@ class LocalEmbedder:
             return code
         lines = text.split("\n") if self._line_wise else [text]
         encodings = self._tokenizer.encode_batch_fast(lines, add_special_tokens=False)
-        sums = np.zeros((len(lines), self.dims), dtype=self._table.dtype)
+        sums = np.zeros((len(lines), self.dims), dtype=np.float32)
         for n, encoding in enumerate(encodings):
             ids = np.asarray(encoding.ids, dtype=np.int64)
             if self._skip.size:
                 ids = ids[~np.isin(ids, self._skip)]
             if ids.size:
-                sums[n] = self._table[ids].sum(axis=0)
+                sums[n] = self._float_table[ids].sum(axis=0)
         return np.packbits(sums.sum(axis=0) > 0)

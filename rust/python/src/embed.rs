@@ -1,7 +1,7 @@
 //! WordPiece tokenization and static-embedding pooling for Python. Both release the GIL.
 
 use crate::error::to_py;
-use maguyva_core::embed::{self, AddedToken, Normalization, Table, WordPiece};
+use maguyva_core::embed::{self, f16, AddedToken, Normalization, Table, WordPiece};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -53,19 +53,30 @@ impl WordPieceTokenizer {
         PyTuple::new(py, [ids.into_pyarray(py).into_any(), counts.into_pyarray(py).into_any()])
     }
 
-    /// Per text, the sum of its tokens' rows of `table` (float32, (len(texts), dims)), summed
-    /// line by line, and its token count (int64), tokens of `skip` left out.
+    /// Per text, the sum of its tokens' rows of `table` (float32 or float16, C-contiguous; sums
+    /// in float32, (len(texts), dims)), summed line by line, and its token count (int64),
+    /// tokens of `skip` left out.
     fn pooled_sums<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<String>,
-        table: PyReadonlyArray2<'py, f32>,
+        table: &Bound<'py, PyAny>,
         skip: PyReadonlyArray1<'py, u32>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let dims = table.shape()[1];
-        let data = table.as_slice().map_err(|_| PyValueError::new_err("the table must be C-contiguous"))?;
+        let contiguous = || PyValueError::new_err("the table must be C-contiguous");
+        let (singles, halves);
+        let table = if let Ok(array) = table.extract::<PyReadonlyArray2<'py, f32>>() {
+            singles = array;
+            Table::new(singles.as_slice().map_err(|_| contiguous())?, singles.shape()[1])
+        } else if let Ok(array) = table.extract::<PyReadonlyArray2<'py, f16>>() {
+            halves = array;
+            Table::from_f16(halves.as_slice().map_err(|_| contiguous())?, halves.shape()[1])
+        } else {
+            return Err(PyValueError::new_err("the table must be a 2-d float32 or float16 array"));
+        }
+        .map_err(to_py)?;
+        let dims = table.dims();
         let skip = skip.as_slice()?;
-        let table = Table::new(data, dims).map_err(to_py)?;
         let (sums, counts) = py
             .detach(|| {
                 let texts: Vec<&str> = texts.iter().map(String::as_str).collect();

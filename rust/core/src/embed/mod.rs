@@ -11,33 +11,93 @@ pub mod wordpiece;
 pub use wordpiece::{AddedToken, Normalization, WordPiece};
 
 use crate::{Error, Result};
+pub use half::f16;
 use rayon::prelude::*;
 
 /// Texts handed to a thread at a time: enough to keep the scheduling cost small.
 const TEXTS_PER_TASK: usize = 16;
 
-/// A table of token vectors: row `id` is token `id`'s vector.
+/// A table of token vectors: row `id` is token `id`'s vector, in f32 or in half floats (as a
+/// model ships them: half the bytes to load and to read). A half row is widened to f32 as it is
+/// read, exactly (every half float is an f32), so both give the same sums.
 #[derive(Clone, Copy, Debug)]
 pub struct Table<'a> {
-    data: &'a [f32],
+    values: Values<'a>,
     dims: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Values<'a> {
+    F32(&'a [f32]),
+    /// The halves and the fastest way this CPU has to add a row of them to f32s.
+    F16(&'a [f16], AddHalves),
+}
+
+/// Adds each half float of a row, widened, to the f32 at the same place.
+type AddHalves = fn(&[f16], &mut [f32]);
+
+fn add_halves_scalar(row: &[f16], total: &mut [f32]) {
+    for (sum, value) in total.iter_mut().zip(row) {
+        *sum += value.to_f32();
+    }
+}
+
+/// The same with the F16C conversion, eight at a time: the same sums, as each lane's addition is
+/// the scalar one.
+#[cfg(target_arch = "x86_64")]
+fn add_halves_f16c(row: &[f16], total: &mut [f32]) {
+    #[target_feature(enable = "avx,f16c")]
+    unsafe fn add(row: &[f16], total: &mut [f32]) {
+        use std::arch::x86_64::{__m128i, _mm256_add_ps, _mm256_cvtph_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128};
+        let n = row.len().min(total.len());
+        let whole = n - n % 8;
+        for at in (0..whole).step_by(8) {
+            // SAFETY: `at + 8 <= n`, within both slices; unaligned loads and stores.
+            unsafe {
+                let widened = _mm256_cvtph_ps(_mm_loadu_si128(row.as_ptr().add(at).cast::<__m128i>()));
+                let sum = _mm256_add_ps(_mm256_loadu_ps(total.as_ptr().add(at)), widened);
+                _mm256_storeu_ps(total.as_mut_ptr().add(at), sum);
+            }
+        }
+        add_halves_scalar(&row[whole..n], &mut total[whole..n]);
+    }
+    // SAFETY: chosen by `add_halves` only when the CPU has AVX and F16C.
+    unsafe { add(row, total) }
+}
+
+/// The fastest `AddHalves` the running CPU supports.
+fn add_halves() -> AddHalves {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c") {
+        return add_halves_f16c;
+    }
+    add_halves_scalar
 }
 
 impl<'a> Table<'a> {
     /// `data` row-major, `dims` values a row.
     pub fn new(data: &'a [f32], dims: usize) -> Result<Table<'a>> {
-        if dims == 0 || !data.len().is_multiple_of(dims) {
-            return Err(Error::InvalidArgument(format!(
-                "a table of {} values does not hold rows of {dims} dimensions",
-                data.len()
-            )));
+        Self::checked(Values::F32(data), data.len(), dims)
+    }
+
+    /// The same, of half floats.
+    pub fn from_f16(data: &'a [f16], dims: usize) -> Result<Table<'a>> {
+        Self::checked(Values::F16(data, add_halves()), data.len(), dims)
+    }
+
+    fn checked(values: Values<'a>, len: usize, dims: usize) -> Result<Table<'a>> {
+        if dims == 0 || !len.is_multiple_of(dims) {
+            return Err(Error::InvalidArgument(format!("a table of {len} values does not hold rows of {dims} dimensions")));
         }
-        Ok(Table { data, dims })
+        Ok(Table { values, dims })
     }
 
     /// Number of rows.
     pub fn rows(&self) -> usize {
-        self.data.len() / self.dims
+        match self.values {
+            Values::F32(data) => data.len() / self.dims,
+            Values::F16(data, _) => data.len() / self.dims,
+        }
     }
 
     /// Values per row.
@@ -45,9 +105,17 @@ impl<'a> Table<'a> {
         self.dims
     }
 
-    fn row(&self, id: u32) -> &'a [f32] {
+    /// Adds row `id` to `total` (`dims` values).
+    fn add_row(&self, id: u32, total: &mut [f32]) {
         let start = id as usize * self.dims;
-        &self.data[start..start + self.dims]
+        match self.values {
+            Values::F32(data) => {
+                for (sum, value) in total.iter_mut().zip(&data[start..start + self.dims]) {
+                    *sum += value;
+                }
+            }
+            Values::F16(data, add) => add(&data[start..start + self.dims], total),
+        }
     }
 }
 
@@ -106,9 +174,7 @@ fn sum_text(
                 Some(false) => {}
             }
             count += 1;
-            for (total, value) in line.iter_mut().zip(table.row(id)) {
-                *total += value;
-            }
+            table.add_row(id, line);
         }
         for (total, value) in sum.iter_mut().zip(line.iter()) {
             *total += value;
@@ -167,6 +233,36 @@ mod tests {
         let error = pooled_sums(&tokenizer(), &table, &[], &["c"]).unwrap_err();
         assert!(error.to_string().contains("token id 4 has no row in a table of 3 rows"));
         assert!(Table::new(&data, 4).is_err());
+    }
+
+    #[test]
+    fn a_half_float_table_sums_as_its_f32_widening() {
+        let values: Vec<f32> = (0..5).flat_map(|i| [0.1 * i as f32, -1.7e-3 * i as f32, 3.0e4, 6.1e-5]).collect();
+        let halves: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+        let widened: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+        let texts = ["a b\nc zz a", "", "c\n\nb b"];
+        let (from_halves, counts) = pooled_sums(&tokenizer(), &Table::from_f16(&halves, 4).unwrap(), &[1], &texts).unwrap();
+        let (from_f32, same_counts) = pooled_sums(&tokenizer(), &Table::new(&widened, 4).unwrap(), &[1], &texts).unwrap();
+        assert_eq!(counts, same_counts);
+        assert_eq!(from_halves.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), from_f32.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert_ne!(widened, values, "the half floats round: the test compares with their widening");
+        assert!(Table::from_f16(&halves, 3).is_err());
+    }
+
+    #[test]
+    fn every_way_of_adding_halves_gives_the_scalar_sums() {
+        // Every finite half, in rows of a length that leaves a tail after the lanes of eight.
+        let halves: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).filter(|h| h.is_finite()).collect();
+        let start: Vec<f32> = (0..halves.len()).map(|i| (i % 97) as f32 * 0.37 - 11.0).collect();
+        let mut expected = start.clone();
+        add_halves_scalar(&halves, &mut expected);
+        for row in [13, 256, halves.len()] {
+            let mut found = start.clone();
+            for (part, total) in halves.chunks(row).zip(found.chunks_mut(row)) {
+                add_halves()(part, total);
+            }
+            assert_eq!(found.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
     }
 
     #[test]
