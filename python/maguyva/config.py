@@ -193,6 +193,9 @@ class Tuning:
     #: Bytes of files handed to a worker at a time: big enough that the pipe and pickling cost
     #: little, small enough that the last batches balance the workers.
     PARSE_BATCH_BYTES: int = 256_000
+    #: Chunks embedded at a time by a build: their texts exist only meanwhile (about 2 KB each),
+    #: so a build's memory does not grow with a second copy of the repository's code.
+    EMBED_GROUP_CHUNKS: int = 16_384
 
 
     # Hashed once: derived tables are looked up by tuning on every question (`per_reader`), and a

@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -165,38 +165,48 @@ def _build_index(
         contents = read_files(root, [p for p, _, _ in walked], max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
-        clock = time.perf_counter()
-        skipped = Counter(walk_skipped)
-        skipped_files: list[SkippedFile] = []
-        records, texts, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
-        stages["parse"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        embedded = embed_missing(records, texts, model, progress, warnings)
-        stages["embed"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        walk_state = {
-            "walked_at_ns": walked_at_ns,
-            "max_file_size": max_file_size,
-            "include_secrets": include_secrets,
-            "skipped_files": [list(f) for f in skipped_files],
-        }
-        generation = None
+        generation: Path | None = None
+        writing = True  # whether a failure now is a failed write (not one of parsing or embedding)
         try:
+            clock = time.perf_counter()
             # Generations no reader pins any more, and what interrupted builds left.
             store.collect(index_dir)
             generation = store.new_generation(index_dir)
-            counts = write_generation(generation, root, records, texts, model, dict(+skipped), walk_state, previous)
+            # The trigram index first, while the contents are all the build holds: built after
+            # the parse it would sit on top of every parsed record (the peak of a large build).
+            write_text_index(generation, [content for content in contents if isinstance(content, bytes)])
+            stages["text index"] = time.perf_counter() - clock
+
+            writing = False
+            clock = time.perf_counter()
+            skipped = Counter(walk_skipped)
+            skipped_files: list[SkippedFile] = []
+            records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
+            del contents  # parsed: no stage needs the files' contents any more
+            stages["parse"] = time.perf_counter() - clock
+
+            clock = time.perf_counter()
+            embedded = embed_missing(records, model, progress, warnings)
+            stages["embed"] = time.perf_counter() - clock
+
+            writing = True
+            clock = time.perf_counter()
+            walk_state = {
+                "walked_at_ns": walked_at_ns,
+                "max_file_size": max_file_size,
+                "include_secrets": include_secrets,
+                "skipped_files": [list(f) for f in skipped_files],
+            }
+            counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous)
             store.seal(generation)
             store.publish(index_dir, generation)
+            stages["write"] = time.perf_counter() - clock
         except BaseException as err:
             if generation is not None and _current_name(index_dir) != generation.name:
                 shutil.rmtree(generation, ignore_errors=True)
-            if isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
+            if writing and isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
                 raise store.write_error(index_dir, _as_os_error(err)) from err
             raise
-        stages["write"] = time.perf_counter() - clock
     progress.finish()
     return BuildSummary(
         root=root,
@@ -305,10 +315,11 @@ def collect_records(
     skipped: Counter[str],
     progress: Progress,
     skipped_files: list[SkippedFile] | None = None,
-) -> tuple[list[FileRecord], list[bytes], int]:
-    """A record per readable file, reusing the previous one where the content is unchanged.
-    Returns the records, their contents, and how many files were parsed anew; files the walk
-    found but could not index are counted in `skipped` and listed in `skipped_files`."""
+) -> tuple[list[FileRecord], int]:
+    """A record per readable file (in the order of `contents`, whose bytes are the readable
+    ones), reusing the previous one where the content is unchanged. Returns the records and how
+    many files were parsed anew; files the walk found but could not index are counted in
+    `skipped` and listed in `skipped_files`."""
     kept: list[tuple[str, int, int, str, bytes, FileRecord | None]] = []
     for (path, size, mtime_ns), content in zip(walked, contents):
         if isinstance(content, str):  # the reason the file was skipped
@@ -325,9 +336,8 @@ def collect_records(
     progress.advance(len(kept) - len(to_parse))
     fresh = iter(parse_files(to_parse, progress=progress.advance))
     records: list[FileRecord] = []
-    texts: list[bytes] = []
     parsed = 0
-    for path, size, mtime_ns, digest, content, reused in kept:
+    for path, size, mtime_ns, digest, _content, reused in kept:
         if reused is not None:
             reused.size, reused.mtime_ns = size, mtime_ns
             record = reused
@@ -339,8 +349,7 @@ def collect_records(
             )
             parsed += 1
         records.append(record)
-        texts.append(content)
-    return records, texts, parsed
+    return records, parsed
 
 
 def embedding_text(path: str, chunk: Chunk) -> str:
@@ -352,36 +361,60 @@ def embedding_text(path: str, chunk: Chunk) -> str:
 
 def embed_missing(
     records: list[FileRecord],
-    texts: list[bytes],
     model: Embedder,
     progress: Progress,
     warnings: list[str] | None = None,
 ) -> int:
     """Give every record without codes its chunks' codes; return how many chunks that took.
-    An embedding cache that cannot be used is left out, with a warning: it saves time, never
-    decides what is indexed."""
+    Records are embedded a group of about `config.EMBED_GROUP_CHUNKS` chunks at a time, and a
+    chunk's text, there only to be embedded, is dropped once it is: the texts handed to the
+    embedder never all exist at once, nor do the chunks' texts outlive their codes (the memory
+    of a large build). An embedding cache that cannot be used is left out, with a warning: it
+    saves time, never decides what is indexed."""
     pending = [r for r in records if r.codes is None]
-    inputs = [embedding_text(r.path, c) for r in pending for c in r.chunks]
-    progress.start("embedding", len(inputs))
+    total = sum(len(r.chunks) for r in pending)
+    progress.start("embedding", total)
     said = warnings if warnings is not None else []
     cache: EmbeddingCache | None = None
-    if inputs:
+    if total:
         try:
             cache = EmbeddingCache()
         except EmbeddingCacheError as err:
             said.append(f"{err}; embedding without the cache")
+    embedded = 0
     try:
-        codes = embed_texts(
-            model, inputs, cache, progress=lambda done, _total: progress.advance(done - progress.done), warn=said.append
-        )
+        for group in _record_groups(pending, config.current().EMBED_GROUP_CHUNKS):
+            inputs = [embedding_text(r.path, c) for r in group for c in r.chunks]
+
+            def advance(done: int, _total: int, before: int = embedded) -> None:
+                progress.advance(before + done - progress.done)
+
+            codes = embed_texts(model, inputs, cache, progress=advance, warn=said.append)
+            start = 0
+            for record in group:
+                record.codes = codes[start : start + len(record.chunks)]
+                record.chunks = [chunk._replace(text="") for chunk in record.chunks]
+                start += len(record.chunks)
+            embedded += len(inputs)
     finally:
         if cache is not None:
             cache.close()
-    start = 0
-    for record in pending:
-        record.codes = codes[start : start + len(record.chunks)]
-        start += len(record.chunks)
-    return len(inputs)
+    return embedded
+
+
+def _record_groups(records: list[FileRecord], chunks_per_group: int) -> Iterator[list[FileRecord]]:
+    """Consecutive runs of `records` holding at least `chunks_per_group` chunks each (the last
+    one fewer)."""
+    group: list[FileRecord] = []
+    held = 0
+    for record in records:
+        group.append(record)
+        held += len(record.chunks)
+        if held >= chunks_per_group:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group
 
 
 @dataclass(slots=True)
@@ -520,21 +553,16 @@ def write_generation(
     generation: Path,
     root: Path,
     records: list[FileRecord],
-    texts: list[bytes],
     model: Embedder,
     skipped: dict[str, int],
     walk_state: dict[str, object] | None = None,
     previous: Previous | None = None,
 ) -> dict[str, int]:
-    """Write the metadata, the trigram index and the codes of `records` into `generation`;
+    """Write the metadata and the codes of `records` into `generation` (`write_text_index` has
+    written its trigram index);
     `walk_state` (when the walk started, its size limit, the files it skipped) goes into the
     metadata for the freshness check. The edges of files that `previous` held, unchanged and out of
     the change's reach, are carried over (`dependency_edges`)."""
-    text_index, binary = TrigramIndex.build(list(enumerate(texts)))
-    if binary:  # read_files already left binary files out, by the same rule
-        raise RuntimeError(f"binary content reached the text index: documents {binary}")
-    text_index.save(generation / store.TEXT_INDEX)
-
     file_nodes, symbol_nodes = graph_nodes(records)
     edges = dependency_edges(records, file_nodes, symbol_nodes, previous)
     node_count = len(file_nodes) + len(symbol_nodes)
@@ -578,6 +606,15 @@ def write_generation(
     if counts["chunks"] != sum(len(r.chunks) for r in records):
         raise RuntimeError("embedding count does not match chunk count")
     return counts
+
+
+def write_text_index(generation: Path, contents: list[bytes]) -> None:
+    """The trigram index of the files' `contents` (document id = file id: the position among the
+    records) into `generation`; freed once written, as nothing of a build reads it."""
+    text_index, binary = TrigramIndex.build(list(enumerate(contents)))
+    if binary:  # read_files already left binary files out, by the same rule
+        raise RuntimeError(f"binary content reached the text index: documents {binary}")
+    text_index.save(generation / store.TEXT_INDEX)
 
 
 def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
