@@ -18,6 +18,8 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -503,6 +505,11 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
 
 
 def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
+    # Rows come by file (ids are given file by file), so each file's rows are one run: built a
+    # run at a time, and each table's rows by one comprehension, not a Python step a row. The
+    # records' named tuples are made by `tuple.__new__` (what their `_make` does), without the
+    # Python-level constructor each: an update reads every row of every file.
+    new = tuple.__new__
     # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
     codes = codes.view(np.ndarray)
     records: dict[int, FileRecord] = {}
@@ -510,32 +517,36 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
         "SELECT id, path, language, size, mtime_ns, sha256 FROM files"
     ):
         records[file_id] = FileRecord(store.path_from_db(path), size, mtime_ns, digest, language, [], [], [])
-    chunk_rows: dict[int, list[int]] = {}
-    for chunk_id, file_id, start, end, symbol in db.execute(
-        "SELECT id, file_id, start_line, end_line, symbol FROM chunks ORDER BY id"
-    ):
+    chunk_span: dict[int, tuple[int, int]] = {}
+    rows = db.execute("SELECT file_id, id, start_line, end_line, symbol FROM chunks ORDER BY id")
+    for file_id, run in groupby(rows, key=itemgetter(0)):
+        found = list(run)
         # The text is not stored: reused chunks are not embedded again.
-        records[file_id].chunks.append(Chunk(start, end, "", symbol))
-        chunk_rows.setdefault(file_id, []).append(chunk_id)
-    for row in db.execute(
+        records[file_id].chunks.extend([new(Chunk, (start, end, "", symbol)) for _, _, start, end, symbol in found])
+        first, last = chunk_span.get(file_id, (found[0][1], found[-1][1]))
+        chunk_span[file_id] = (min(first, found[0][1]), max(last, found[-1][1]))
+    rows = db.execute(
         "SELECT file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
         " FROM symbols ORDER BY id"
-    ):
-        records[row[0]].symbols.append(Symbol(*row[1:]))
-    for file_id, kind, name, line, enclosing, qualifier, names in db.execute(
+    )
+    for file_id, run in groupby(rows, key=itemgetter(0)):
+        records[file_id].symbols.extend([new(Symbol, row[1:]) for row in run])
+    rows = db.execute(
         "SELECT file_id, kind, name, line, enclosing, qualifier, imported_names FROM refs ORDER BY rowid"
-    ):
-        records[file_id].references.append(Reference(kind, name, line, enclosing, qualifier, _names_from_db(names)))
-    words_of: dict[int, list[str]] = {}
-    for word, files in db.execute("SELECT word, files FROM code_words"):
-        for file_id in store.decode_file_ids(files).tolist():
-            words_of.setdefault(file_id, []).append(word)
-    for file_id, found in words_of.items():
-        records[file_id].code_words = frozenset(found)
+    )
+    for file_id, run in groupby(rows, key=itemgetter(0)):
+        records[file_id].references.extend(
+            [
+                new(Reference, (kind, name, line, enclosing, qualifier, _names_from_db(names)))
+                for _, kind, name, line, enclosing, qualifier, names in run
+            ]
+        )
+    for file_id, found_words in _words_by_file(db.execute("SELECT word, files FROM code_words").fetchall()):
+        records[file_id].code_words = found_words
     for file_id, record in records.items():
-        rows = chunk_rows.get(file_id)
+        span = chunk_span.get(file_id)
         # Chunk ids of a file are consecutive, so its codes are one slice.
-        record.codes = codes[rows[0] : rows[-1] + 1] if rows else codes[:0]
+        record.codes = codes[span[0] : span[1] + 1] if span else codes[:0]
     ordered = [records[i] for i in sorted(records)]
     earlier = EarlierGraph(
         [r.path for r in ordered],
@@ -543,6 +554,26 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
         list(db.execute("SELECT src, dst, kind, line FROM edges")),
     )
     return Previous({r.path: r for r in ordered}, earlier)
+
+
+def _words_by_file(rows: list[tuple[str, bytes]]) -> Iterator[tuple[int, frozenset[str]]]:
+    """Each file's words from the `code_words` rows (word, posting of file ids): the postings
+    decoded at once and regrouped by file."""
+    if not rows:
+        return
+    words = [word for word, _ in rows]
+    postings = [files for _, files in rows]
+    if any(len(files) % 4 for files in postings):
+        raise ValueError("a code_words posting is not a whole number of file ids")
+    file_ids = store.decode_file_ids(b"".join(postings))
+    word_ids = np.repeat(np.arange(len(words)), [len(files) // 4 for files in postings])
+    order = np.argsort(file_ids, kind="stable")
+    file_ids, word_ids = file_ids[order], word_ids[order]
+    starts = np.flatnonzero(np.r_[True, file_ids[1:] != file_ids[:-1]])
+    ends = np.r_[starts[1:], len(file_ids)]
+    listed = word_ids.tolist()
+    for file_id, start, end in zip(file_ids[starts].tolist(), starts.tolist(), ends.tolist()):
+        yield file_id, frozenset(map(words.__getitem__, listed[start:end]))
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
