@@ -631,7 +631,7 @@ def write_generation(
                 **(walk_state or {}),
             },
         )
-        db.commit()
+        store.finish_database(db)
     finally:
         db.close()
     if counts["chunks"] != sum(len(r.chunks) for r in records):

@@ -500,8 +500,15 @@ def path_from_db(value: str | bytes) -> str:
     return value if isinstance(value, str) else os.fsdecode(value)
 
 
+#: The schema's secondary indexes, made once the rows are in (`finish_database`): built from
+#: sorted rows at the end, not kept up to date row by row, they cost a fifth less.
+_INDEXES = tuple(re.findall(r"^CREATE INDEX [^;]*;", SCHEMA, re.M))
+_TABLES = re.sub(r"^CREATE INDEX [^;]*;\n?", "", SCHEMA, flags=re.M)
+
+
 def create_database(path: Path) -> sqlite3.Connection:
-    """A new, empty metadata database with the current schema."""
+    """A new metadata database with the current schema's tables (their rows to be inserted, then
+    `finish_database`)."""
     db = sqlite3.connect(path)
     # A new generation's database needs no journal and no syncs of its own: a build that stops
     # halfway leaves a generation no one reads (it is never published), and `seal` syncs every
@@ -509,9 +516,17 @@ def create_database(path: Path) -> sqlite3.Connection:
     # synced to disk on its own.
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
-    db.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
+    db.executescript(f"BEGIN;\n{_TABLES}\nCOMMIT;")
     db.execute("INSERT INTO meta VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
     return db
+
+
+def finish_database(db: sqlite3.Connection) -> None:
+    """Make the schema's indexes over the rows inserted, and commit: the database is then the
+    schema's whole."""
+    for statement in _INDEXES:
+        db.execute(statement)
+    db.commit()
 
 
 def open_database(generation: Path) -> sqlite3.Connection:
