@@ -33,7 +33,8 @@ from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck
 from maguyva.index.model import Chunk, Reference, Symbol
-from maguyva.index.parse import PARSER_VERSION
+from maguyva.index.parse import PARSER_VERSION, language_for
+from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
 
@@ -160,6 +161,8 @@ def _build_index(
                 index_bytes=sum(f.stat().st_size for f in published.iterdir()),
                 stages={"walk+check": time.perf_counter() - clock},
             )  # fmt: skip
+        # The walk says which languages the files are in: their queries compile meanwhile.
+        compile_in_background({language for path, _, _ in walked if (language := language_for(path)) is not None})
         if model is None:
             assert isinstance(embedder, str)
             model = make_embedder(embedder)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import tree_sitter_language_pack
@@ -54,6 +55,18 @@ def compiled_for(language: str) -> Compiled | None:
                 logger.exception("could not load the %s grammar; its files are text", language)
                 _compiled[language] = None
     return _compiled[language]
+
+
+def compile_in_background(languages: Iterable[str]) -> threading.Thread:
+    """Compile the queries of `languages` in a thread of their own, started now: a build knows
+    its files' languages from the walk, and compiling (tens of milliseconds a language, 245 ms
+    for Zig) then overlaps the work that releases the GIL before the first file is parsed
+    (reading files, building the trigram index, loading the model). `compiled_for` waits for a
+    language being compiled rather than compiling it twice."""
+    wanted = sorted(set(languages) & LANGUAGES.keys())
+    thread = threading.Thread(target=lambda: [compiled_for(name) for name in wanted], name="maguyva-compile", daemon=True)
+    thread.start()
+    return thread
 
 
 def _compile(spec: LanguageSpec) -> Compiled:
