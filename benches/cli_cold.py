@@ -3,7 +3,7 @@ model load and query compilation included), a new index folder and an empty cach
 
     python benches/cli_cold.py TREE [TREE ...] [--runs 7]
 
-Prints the median wall time per tree. Another checkout is measured by putting its sources first
+Prints the best and median wall time per tree. Another checkout is measured by putting its sources first
 (`PYTHONPATH=OTHER/python`): the child processes inherit it.
 """
 
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import runs_ms  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch)
                 times.append(time.perf_counter() - started)
-        print(f"{tree}: median {statistics.median(times) * 1e3:.0f} ms over {args.runs} runs "
-              f"(min {min(times) * 1e3:.0f}, max {max(times) * 1e3:.0f})")
+        print(f"{tree}: {runs_ms(times)}")
     return 0
 
 

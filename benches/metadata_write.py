@@ -18,6 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import runs_ms  # noqa: E402
+
 TABLES = ("files", "chunks", "symbols", "refs", "edges", "code_words")
 
 
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             db.close()
             times.append(time.perf_counter() - started)
     counts = ", ".join(f"{len(found):,} {table}" for table, found in rows.items())
-    print(f"{counts}: written in {min(times) * 1e3:.0f} ms (best of {args.rounds}; all: {', '.join(f'{t * 1e3:.0f}' for t in times)})")
+    print(f"{counts}: written: {runs_ms(times)}")
     return 0
 
 

@@ -16,6 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import runs_ms  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -36,8 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             previous = load_previous_records(index_dir, model)
             times.append(time.perf_counter() - started)
-        print(f"{args.tree}: {len(previous.records):,} files, {summary.chunks:,} chunks; records read in "
-              f"{min(times) * 1e3:.0f} ms (best of {args.rounds}; all: {', '.join(f'{t * 1e3:.0f}' for t in times)})")
+        print(f"{args.tree}: {len(previous.records):,} files, {summary.chunks:,} chunks; records read: {runs_ms(times)}")
     return 0
 
 
