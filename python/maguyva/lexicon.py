@@ -334,7 +334,7 @@ FUNCTION_WORDS = frozenset(
 #: classifier's).
 PROPER_NOUNS = frozenset(
     "github gitlab bitbucket javascript typescript coffeescript postgresql mysql mongodb dynamodb "
-    "bigquery graphql oauth oauth2 fastapi pytorch tensorflow numpy scipy pypi macos ios iphone "
+    "bigquery graphql oauth oauth2 pytorch tensorflow numpy scipy pypi macos ios iphone "
     "ipad youtube linkedin powershell vscode intellij pycharm openai chatgpt devops openapi grpc "
     "webassembly elasticsearch opensearch rabbitmq nodejs camelcase pascalcase snake_case "
     "camel_case kebab_case".split()
