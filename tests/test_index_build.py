@@ -200,6 +200,58 @@ def settle(root: Path, seconds_ago: float = 60.0) -> None:
             os.utime(path, (then, then))
 
 
+def test_an_update_reads_only_files_whose_stat_changed_and_equals_a_full_build(repo, tmp_path, monkeypatch):
+    settle(repo)
+    build_index(repo, embedder=make_embedder("local"))
+    read: list[str] = []
+    real_read = build_module.read_files
+
+    def recording_read(root, paths, max_file_size):
+        read.extend(paths)
+        return real_read(root, paths, max_file_size)
+
+    monkeypatch.setattr(build_module, "read_files", recording_read)
+    (repo / "pkg/retry.py").write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=5"))
+    write_tree(repo, {"pkg/backoff.py": "def backoff(n):\n    return 2 ** n\n"})
+    (repo / "web/config.js").unlink()
+    summary = build_index(repo, embedder=make_embedder("local"))
+    # The unchanged files keep their records and their documents in the trigram index unread.
+    assert sorted(read) == ["pkg/backoff.py", "pkg/retry.py"]
+    assert (summary.parsed_files, summary.reused_files) == (2, 4)
+    build_index(repo, index_dir=tmp_path / "fresh", embedder=make_embedder("local"), rebuild=True)
+    assert snapshot(store.default_index_dir(repo)) == snapshot(tmp_path / "fresh")
+
+
+def test_an_edit_that_keeps_size_and_mtime_inside_the_suspect_window_is_read(repo, tmp_path):
+    # Files written just now: their recorded mtimes are too close to the build's walk to trust.
+    build_index(repo, embedder=make_embedder("local"))
+    retry = repo / "pkg/retry.py"
+    recorded = retry.stat().st_mtime_ns
+    retry.write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=7"))
+    os.utime(retry, ns=(recorded, recorded))
+    build_index(repo, embedder=make_embedder("local"))
+    build_index(repo, index_dir=tmp_path / "fresh", embedder=make_embedder("local"), rebuild=True)
+    assert snapshot(store.default_index_dir(repo)) == snapshot(tmp_path / "fresh")
+    assert Index.open(repo).search('"attempts=7"').results
+
+
+def test_an_update_over_a_damaged_trigram_index_reads_every_file_again(repo, tmp_path, monkeypatch):
+    settle(repo)
+    build_index(repo, embedder=make_embedder("local"))
+    text = store.current_generation(store.default_index_dir(repo)) / store.TEXT_INDEX
+    data = bytearray(text.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    text.write_bytes(bytes(data))
+    read: list[str] = []
+    real_read = build_module.read_files
+    monkeypatch.setattr(build_module, "read_files", lambda root, paths, size: read.extend(paths) or real_read(root, paths, size))
+    (repo / "pkg/retry.py").write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=5"))
+    summary = build_index(repo, embedder=make_embedder("local"))
+    assert len(read) == len(FIXTURE) and summary.reused_files == 5
+    build_index(repo, index_dir=tmp_path / "fresh", embedder=make_embedder("local"), rebuild=True)
+    assert snapshot(store.default_index_dir(repo)) == snapshot(tmp_path / "fresh")
+
+
 def test_a_build_with_nothing_changed_keeps_the_published_generation(repo):
     settle(repo)
     first = build_index(repo, embedder=make_embedder("local"))

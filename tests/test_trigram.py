@@ -176,6 +176,34 @@ def test_matches_reference_on_random_corpora(docs, literal, fold):
     )
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    docs=st.lists(st.lists(ALPHABET, max_size=60).map(b"".join), max_size=8),
+    keep=st.lists(st.booleans(), min_size=8, max_size=8),
+    added=st.lists(st.lists(ALPHABET, max_size=60).map(b"".join), max_size=4),
+)
+def test_a_merged_index_is_the_index_a_build_of_the_same_documents_gives(docs, keep, added):
+    old, _ = TrigramIndex.build([(i * 2, d) for i, d in enumerate(docs)])
+    # Kept documents move up by one id each time; added ones take the ids left between them.
+    kept = [(i * 2, i * 3) for i in range(len(docs)) if keep[i]]
+    new = [(i * 3 + 1, d) for i, d in enumerate(added)]
+    merged, skipped = old.merged(kept, new)
+    want, _ = TrigramIndex.build([(n, docs[o // 2]) for o, n in kept] + new)
+    assert skipped == [] and merged.to_bytes() == want.to_bytes()
+
+
+def test_a_merge_keeps_order_and_ids_unique():
+    old, _ = TrigramIndex.build([(1, b"alpha"), (2, b"beta")])
+    with pytest.raises(ValueError, match="order"):
+        old.merged([(1, 5), (2, 4)], [])
+    with pytest.raises(ValueError, match="not in the index"):
+        old.merged([(3, 0)], [])
+    with pytest.raises(ValueError, match="more than once"):
+        old.merged([(1, 3)], [(3, b"gamma")])
+    merged, skipped = old.merged([(2, 0)], [(1, b"bin\0ary"), (2, "text")])
+    assert (skipped, list(merged.doc_ids()), merged.doc_bytes(0)) == ([1], [0, 2], b"beta")
+
+
 def test_searching_from_threads_agrees():
     from concurrent.futures import ThreadPoolExecutor
 

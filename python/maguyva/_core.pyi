@@ -65,6 +65,14 @@ class TrigramIndex:
     def build(docs: Sequence[tuple[int, bytes | str]]) -> tuple[TrigramIndex, list[int]]:
         """Index (doc_id, content) pairs in parallel; return the index and the ids of the
         documents skipped as binary (a NUL byte in their first 8 KiB)."""
+    def merged(
+        self, kept: Sequence[tuple[int, int]], added: Sequence[tuple[int, bytes | str]]
+    ) -> tuple[TrigramIndex, list[int]]:
+        """This index's documents `kept`, as (old id, new id) pairs in the same order under both,
+        and the documents `added`, as one new index: the bytes `build` gives for them, without
+        reading the kept documents again. Returns the index and the added ids skipped as binary;
+        raises ValueError for an old id not in the index, kept twice or out of order, or a new
+        id given twice."""
     @staticmethod
     def load(path: str | PathLike[str]) -> TrigramIndex:
         """Read an index written by `save`; raises CorruptIndexError if it is damaged."""

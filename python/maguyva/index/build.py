@@ -1,10 +1,14 @@
 """Building an index: walk, read, parse what changed, embed what the cache lacks, index the
 text, link the graph, and publish the result as a new generation.
 
-A rebuild re-parses only files whose content changed (by SHA-256; unchanged files keep their
-chunks, symbols, references and embeddings from the previous generation) and drops deleted ones.
-Everything derived across files (ids, the trigram index, graph edges, centrality) is recomputed
-from the per-file records, so an incremental build produces the same index as a full one.
+An update reads only the files whose stat differs from what the previous generation recorded
+(the rule of the freshness check, index/freshness.py: a file with its recorded size and mtime,
+safely older than the walk that recorded it, is as it was) and re-parses only those whose content
+changed (by SHA-256); the others keep their chunks, symbols, references and embeddings, and
+their documents in the trigram index, which is merged from the previous one rather than built
+again. Deleted files are dropped. Everything derived across files (ids, graph edges,
+centrality) is recomputed from the per-file records, so an update produces the same index as a
+full build.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from typing import NamedTuple
 import numpy as np
 
 from maguyva import config
-from maguyva._core import TrigramIndex, read_files, walk
+from maguyva._core import CorruptIndexError, TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
@@ -167,7 +171,8 @@ def _build_index(
             assert isinstance(embedder, str)
             model = make_embedder(embedder)
         previous = Previous() if rebuild else load_previous_records(index_dir, model, warnings)
-        contents = read_files(root, [p for p, _, _ in walked], max_file_size)
+        earlier_text = previous.text_index(walked, max_file_size, include_secrets)
+        contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
         stages["walk+read"] = time.perf_counter() - clock
 
         generation: Path | None = None
@@ -179,7 +184,9 @@ def _build_index(
             generation = store.new_generation(index_dir)
             # The trigram index first, while the contents are all the build holds: built after
             # the parse it would sit on top of every parsed record (the peak of a large build).
-            write_text_index(generation, [content for content in contents if isinstance(content, bytes)])
+            readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
+            write_text_index(generation, readable, previous, earlier_text)
+            del readable, earlier_text
             stages["text index"] = time.perf_counter() - clock
 
             writing = False
@@ -315,16 +322,17 @@ def _as_os_error(err: BaseException) -> OSError:
 
 def collect_records(
     walked: Sequence[tuple[str, int, int]],
-    contents: Sequence[bytes | str],
+    contents: Sequence[bytes | str | None],
     previous: dict[str, FileRecord],
     skipped: Counter[str],
     progress: Progress,
     skipped_files: list[SkippedFile] | None = None,
 ) -> tuple[list[FileRecord], int]:
-    """A record per readable file (in the order of `contents`, whose bytes are the readable
-    ones), reusing the previous one where the content is unchanged. Returns the records and how
-    many files were parsed anew; files the walk found but could not index are counted in
-    `skipped` and listed in `skipped_files`."""
+    """A record per readable file (in the order of `contents`, whose bytes or None are the
+    readable ones: None for a file not read, as the previous build saw it), reusing the previous
+    one where the content is unchanged. Returns the records and how many files were parsed anew;
+    files the walk found but could not index are counted in `skipped` and listed in
+    `skipped_files`."""
     kept: list[tuple[str, int, int, str, bytes, FileRecord | None]] = []
     for (path, size, mtime_ns), content in zip(walked, contents):
         if isinstance(content, str):  # the reason the file was skipped
@@ -332,9 +340,13 @@ def collect_records(
             if skipped_files is not None:
                 skipped_files.append(SkippedFile(path, content, size, mtime_ns))
             continue
+        if content is None:
+            unread = previous[path]
+            kept.append((path, size, mtime_ns, unread.sha256, b"", unread))
+            continue
         digest = hashlib.sha256(content).hexdigest()
-        record = previous.get(path)
-        reusable = record if record is not None and record.sha256 == digest else None
+        earlier = previous.get(path)
+        reusable = earlier if earlier is not None and earlier.sha256 == digest else None
         kept.append((path, size, mtime_ns, digest, content, reusable))
     to_parse = [(path, content) for path, _, _, _, content, reused in kept if reused is None]
     progress.start("parsing", len(kept))
@@ -355,6 +367,29 @@ def collect_records(
             parsed += 1
         records.append(record)
     return records, parsed
+
+
+def read_changed(
+    root: Path, walked: Sequence[tuple[str, int, int]], previous: Previous | None, max_file_size: int
+) -> list[bytes | str | None]:
+    """What a build knows of each walked file's content: its bytes, or why it is skipped, read
+    now unless the `previous` build's stats say it is as that build saw it (`Previous.unchanged`):
+    then None for a file it indexed (its record and document are kept), or the reason it skipped
+    the file. Everything is read when there is no previous build to trust."""
+    if previous is None or previous.stats is None:
+        return list(read_files(root, [path for path, _, _ in walked], max_file_size))
+    unchanged, skipped = previous.stats.unchanged, previous.skipped
+    contents: list[bytes | str | None] = [None] * len(walked)
+    to_read: list[int] = []
+    for i, (path, size, mtime_ns) in enumerate(walked):
+        if unchanged(path, size, mtime_ns):
+            contents[i] = skipped.get(path)
+        else:
+            to_read.append(i)
+    read = read_files(root, [walked[i][0] for i in to_read], max_file_size)
+    for i, content in zip(to_read, read):
+        contents[i] = content
+    return contents
 
 
 def embedding_text(path: str, chunk: Chunk) -> str:
@@ -429,6 +464,36 @@ class Previous:
 
     records: dict[str, FileRecord] = field(default_factory=dict)
     graph: EarlierGraph | None = None
+    #: The generation they come from, whose trigram index an update merges into its own.
+    generation: Path | None = None
+    #: The stats that generation recorded (of its files and of those it skipped), to tell which
+    #: files are as it saw them.
+    stats: FreshnessCheck | None = None
+    #: Why that generation left out each file it skipped.
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def file_ids(self) -> dict[str, int]:
+        """The previous generation's file id of each of its files."""
+        return {path: i for i, path in enumerate(self.graph.paths)} if self.graph is not None else {}
+
+    def text_index(
+        self, walked: Sequence[tuple[str, int, int]], max_file_size: int, include_secrets: bool
+    ) -> TrigramIndex | None:
+        """The previous generation's trigram index, when a build of the files `walked` with these
+        walk options can keep its documents (in their order: ids are positions); None when there
+        is none, or it is damaged (the build then reads and indexes every file)."""
+        if self.generation is None or self.stats is None or self.graph is None:
+            return None
+        if (self.stats.max_file_size, self.stats.include_secrets) != (max_file_size, include_secrets):
+            return None
+        old_id = self.file_ids()
+        common = [i for path, _, _ in walked if (i := old_id.get(path)) is not None]
+        if any(a >= b for a, b in zip(common, common[1:])):
+            return None
+        try:
+            return TrigramIndex.load(self.generation / store.TEXT_INDEX)
+        except (CorruptIndexError, OSError):
+            return None
 
 
 @dataclass(slots=True)
@@ -481,7 +546,12 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
             return Previous()
-        return _read_records(db, store.load_codes(generation / store.CODES))
+        previous = _read_records(db, store.load_codes(generation / store.CODES))
+        previous.generation = generation
+        indexed = {path: IndexedStat(r.size, r.mtime_ns, r.sha256) for path, r in previous.records.items()}
+        previous.stats = FreshnessCheck.of_stats(Path(meta["root"]), meta, indexed)
+        previous.skipped = {path: reason for path, reason, _, _ in json.loads(meta.get("skipped_files", "[]"))}
+        return previous
     except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError) as err:
         _say_damaged(warnings, store.damaged(generation, f"is damaged ({type(err).__name__})"))
         return Previous()
@@ -642,10 +712,22 @@ def write_generation(
     return counts
 
 
-def write_text_index(generation: Path, contents: list[bytes]) -> None:
-    """The trigram index of the files' `contents` (document id = file id: the position among the
-    records) into `generation`; freed once written, as nothing of a build reads it."""
-    text_index, binary = TrigramIndex.build(list(enumerate(contents)))
+def write_text_index(
+    generation: Path, readable: list[tuple[str, bytes | None]], previous: Previous, earlier: TrigramIndex | None
+) -> None:
+    """The trigram index of the `readable` files (path and content; document id = file id: the
+    position among them) into `generation`; freed once written, as nothing of a build reads it.
+    A file whose content is None is as the `previous` generation indexed it: its document is
+    kept from that generation's index `earlier` (`Previous.text_index`), the others are added."""
+    added = [(i, content) for i, (_, content) in enumerate(readable) if content is not None]
+    if earlier is None:
+        if len(added) != len(readable):
+            raise RuntimeError("files were left unread without an earlier trigram index to keep them from")
+        text_index, binary = TrigramIndex.build(added)
+    else:
+        old_id = previous.file_ids()
+        kept = [(old_id[path], i) for i, (path, content) in enumerate(readable) if content is None]
+        text_index, binary = earlier.merged(kept, added)
     if binary:  # read_files already left binary files out, by the same rule
         raise RuntimeError(f"binary content reached the text index: documents {binary}")
     text_index.save(generation / store.TEXT_INDEX)

@@ -101,7 +101,7 @@ class FreshnessCheck:
     def of(cls, reader: IndexReader) -> FreshnessCheck:
         """The check of an opened index, from the stats its build recorded."""
         indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
-        return cls._recorded(reader.root, reader.meta, indexed)
+        return cls.of_stats(reader.root, reader.meta, indexed)
 
     @classmethod
     def of_database(cls, db: sqlite3.Connection) -> FreshnessCheck:
@@ -111,10 +111,12 @@ class FreshnessCheck:
             store.path_from_db(path): IndexedStat(size, mtime_ns, digest)
             for path, size, mtime_ns, digest in db.execute("SELECT path, size, mtime_ns, sha256 FROM files")
         }
-        return cls._recorded(Path(meta["root"]), meta, indexed)
+        return cls.of_stats(Path(meta["root"]), meta, indexed)
 
     @classmethod
-    def _recorded(cls, root: Path, meta: dict[str, str], indexed: dict[str, IndexedStat]) -> FreshnessCheck:
+    def of_stats(cls, root: Path, meta: dict[str, str], indexed: dict[str, IndexedStat]) -> FreshnessCheck:
+        """The check of a generation from the stats of its indexed files and its metadata (which
+        holds the skipped files and the walk's options and time)."""
         for path, _reason, size, mtime_ns in json.loads(meta.get("skipped_files", "[]")):
             indexed[path] = IndexedStat(size, mtime_ns, None)
         if "walked_at_ns" in meta:
@@ -151,17 +153,17 @@ class FreshnessCheck:
         suspects: list[tuple[str, int, int, IndexedStat]] = []
         found = 0
         for path, size, mtime_ns in walked:
-            key = path
-            stat = indexed.get(key)
+            stat = indexed.get(path)
             if stat is None:
-                added.append(key)
+                added.append(path)
                 continue
             found += 1
+            # The rule of `unchanged`, inlined: this loop runs over every file before every answer.
             if size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < racy_after:
                 continue
-            if verified.get(key) == (size, mtime_ns):
+            if verified.get(path) == (size, mtime_ns):
                 continue
-            suspects.append((key, size, mtime_ns, stat))
+            suspects.append((path, size, mtime_ns, stat))
         removed: list[str] = []
         if found != len(indexed):
             present = {p for p, _, _ in walked}
@@ -175,6 +177,16 @@ class FreshnessCheck:
             walked=len(walked),
             seconds=time.perf_counter() - started,
         )
+
+    def unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
+        """Whether the stat of the file at `path` says it is as the index recorded it: the stat
+        it recorded, taken safely before the walk (or since seen to hold the same content)."""
+        stat = self.indexed.get(path)
+        if stat is None:
+            return False
+        if size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < self.walked_at_ns - RACY_WINDOW_NS:
+            return True
+        return self.verified.get(path) == (size, mtime_ns)
 
     def _compare_contents(self, suspects: list[tuple[str, int, int, IndexedStat]]) -> list[str]:
         """The suspects whose content differs from the indexed content; the others are

@@ -60,6 +60,15 @@ impl TrigramIndex {
         Ok((TrigramIndex { inner }, report.skipped_binary))
     }
 
+    /// This index's documents `kept` ((old id, new id) pairs, in the same order under both) and
+    /// the documents `added`, as one new index, the same as a build of those documents. Returns
+    /// the index and the ids of the added documents skipped as binary.
+    fn merged(&self, py: Python<'_>, kept: Vec<(u32, u32)>, added: Vec<(u32, Text)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
+        let added: Vec<(u32, Vec<u8>)> = added.into_iter().map(|(id, text)| (id, text.into_bytes())).collect();
+        let (inner, report) = py.detach(|| self.inner.merged(&kept, added)).map_err(to_py)?;
+        Ok((TrigramIndex { inner }, report.skipped_binary))
+    }
+
     /// Loads an index saved by `save`; a damaged file raises CorruptIndexError.
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<TrigramIndex> {

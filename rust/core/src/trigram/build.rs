@@ -31,19 +31,32 @@ pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, B
     let report = BuildReport { indexed: text.len(), skipped_binary: binary.iter().map(|(id, _)| *id).collect() };
     drop(binary);
 
-    let (mut buf, doc_offsets) = write_documents(text);
-    let packed = packed_trigrams(&buf, &doc_offsets);
-    let (keys, posting_offsets, posting_bytes) = encode_postings(&packed);
+    let (buf, doc_offsets) = write_documents(text);
+    let packed = packed_trigrams(&buf, &doc_offsets, &(0..report.indexed).collect::<Vec<_>>());
+    let postings = encode_postings(&packed);
     drop(packed);
     let contents: Vec<&[u8]> = doc_offsets.windows(2).map(|w| &buf[w[0]..w[1]]).collect();
     let word_sections = words::build(&contents);
     drop(contents);
+    let (buf, layout) = assemble(buf, report.indexed, postings, word_sections)?;
+    Ok((buf, layout, report))
+}
 
+/// The trigram keys, posting offsets (`keys.len() + 1` of them) and posting bytes of an index.
+pub(crate) struct TrigramSections {
+    pub keys: Vec<u32>,
+    pub offsets: Vec<u64>,
+    pub bytes: Vec<u8>,
+}
+
+/// Completes a buffer holding the header placeholder, ids, offsets and content of `docs`
+/// documents (`write_documents`) with its other sections, header and checksum.
+pub(crate) fn assemble(mut buf: Vec<u8>, docs: usize, postings: TrigramSections, word_sections: WordSections) -> Result<(Vec<u8>, Layout)> {
     let counts = Counts {
-        docs: report.indexed,
-        content_len: content_len(&buf, report.indexed),
-        trigrams: keys.len(),
-        postings_len: posting_bytes.len(),
+        docs,
+        content_len: content_len(&buf, docs),
+        trigrams: postings.keys.len(),
+        postings_len: postings.bytes.len(),
         words: word_sections.words(),
         vocabulary_len: word_sections.vocabulary.len(),
         word_postings_len: word_sections.postings.len(),
@@ -51,15 +64,15 @@ pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, B
     let layout = Layout::new(counts)
         .ok_or_else(|| Error::InvalidArgument("the documents are too large to index".to_string()))?;
     buf.reserve_exact(layout.total_len() - buf.len());
-    buf.extend(keys.iter().flat_map(|key| key.to_le_bytes()));
-    buf.extend(posting_offsets.iter().flat_map(|offset| offset.to_le_bytes()));
-    buf.extend_from_slice(&posting_bytes);
+    buf.extend(postings.keys.iter().flat_map(|key| key.to_le_bytes()));
+    buf.extend(postings.offsets.iter().flat_map(|offset| offset.to_le_bytes()));
+    buf.extend_from_slice(&postings.bytes);
     write_word_sections(&mut buf, word_sections);
     debug_assert_eq!(buf.len(), layout.trailer);
     buf[..HEADER_LEN].copy_from_slice(&layout.header());
     let crc = format::checksum(&buf);
     buf.extend_from_slice(&crc.to_le_bytes());
-    Ok((buf, layout, report))
+    Ok((buf, layout))
 }
 
 /// Appends the word offsets, both vocabularies, the word posting offsets and the word postings.
@@ -76,23 +89,24 @@ fn content_len(buf: &[u8], docs: usize) -> usize {
     buf.len() - HEADER_LEN - 4 * docs - 8 * (docs + 1)
 }
 
-/// Writes a zeroed header, the doc ids, the doc offsets and the content (documents sorted by id).
-/// Returns the buffer and the content offsets (as positions in the buffer) for trigram extraction.
-fn write_documents(text: Vec<(u32, Vec<u8>)>) -> (Vec<u8>, Vec<usize>) {
-    let content_len: usize = text.iter().map(|(_, bytes)| bytes.len()).sum();
+/// Writes a zeroed header, the doc ids, the doc offsets and the content (documents sorted by id;
+/// owned contents are freed as they are copied). Returns the buffer and the content offsets (as
+/// positions in the buffer) for trigram extraction.
+pub(crate) fn write_documents<B: AsRef<[u8]>>(text: Vec<(u32, B)>) -> (Vec<u8>, Vec<usize>) {
+    let content_len: usize = text.iter().map(|(_, bytes)| bytes.as_ref().len()).sum();
     let mut buf = Vec::with_capacity(HEADER_LEN + 12 * text.len() + 8 + content_len);
     buf.resize(HEADER_LEN, 0);
     buf.extend(text.iter().flat_map(|(id, _)| id.to_le_bytes()));
     let mut offset = 0u64;
     buf.extend_from_slice(&offset.to_le_bytes());
     for (_, bytes) in &text {
-        offset += bytes.len() as u64;
+        offset += bytes.as_ref().len() as u64;
         buf.extend_from_slice(&offset.to_le_bytes());
     }
     let mut doc_offsets = Vec::with_capacity(text.len() + 1);
     doc_offsets.push(buf.len());
     for (_, bytes) in text {
-        buf.extend_from_slice(&bytes);
+        buf.extend_from_slice(bytes.as_ref());
         doc_offsets.push(buf.len());
     }
     (buf, doc_offsets)
@@ -115,17 +129,17 @@ pub(crate) fn trigram_set(doc: &[u8]) -> Vec<u32> {
     set
 }
 
-/// Every (trigram, document) pair as `trigram << 32 | ordinal`, sorted.
-fn packed_trigrams(buf: &[u8], doc_offsets: &[usize]) -> Vec<u64> {
+/// Every (trigram, document) pair of the documents at `ordinals` (ascending) as
+/// `trigram << 32 | ordinal`, sorted.
+pub(crate) fn packed_trigrams(buf: &[u8], doc_offsets: &[usize], ordinals: &[usize]) -> Vec<u64> {
     let mut packed = Vec::new();
-    for batch in batches(doc_offsets) {
+    for batch in batches(doc_offsets, ordinals) {
         let sets: Vec<Vec<u32>> = batch
-            .clone()
-            .into_par_iter()
-            .map(|ordinal| trigram_set(&buf[doc_offsets[ordinal]..doc_offsets[ordinal + 1]]))
+            .par_iter()
+            .map(|&ordinal| trigram_set(&buf[doc_offsets[ordinal]..doc_offsets[ordinal + 1]]))
             .collect();
         packed.reserve(sets.iter().map(Vec::len).sum());
-        for (ordinal, set) in batch.zip(sets) {
+        for (&ordinal, set) in batch.iter().zip(sets) {
             packed.extend(set.into_iter().map(|key| (u64::from(key) << 32) | ordinal as u64));
         }
     }
@@ -133,32 +147,37 @@ fn packed_trigrams(buf: &[u8], doc_offsets: &[usize]) -> Vec<u64> {
     packed
 }
 
-/// Consecutive ranges of ordinals holding about [`BATCH_CONTENT_BYTES`] of content each.
-fn batches(doc_offsets: &[usize]) -> Vec<std::ops::Range<usize>> {
-    let docs = doc_offsets.len() - 1;
-    let mut ranges = Vec::new();
-    let mut start = 0;
-    for end in 1..=docs {
-        if end == docs || doc_offsets[end] - doc_offsets[start] >= BATCH_CONTENT_BYTES {
-            ranges.push(start..end);
-            start = end;
+/// Consecutive runs of `ordinals` holding about [`BATCH_CONTENT_BYTES`] of content each.
+fn batches<'a>(doc_offsets: &[usize], ordinals: &'a [usize]) -> Vec<&'a [usize]> {
+    let mut runs = Vec::new();
+    let (mut start, mut held) = (0, 0);
+    for (end, &ordinal) in ordinals.iter().enumerate() {
+        held += doc_offsets[ordinal + 1] - doc_offsets[ordinal];
+        if held >= BATCH_CONTENT_BYTES || end + 1 == ordinals.len() {
+            runs.push(&ordinals[start..=end]);
+            (start, held) = (end + 1, 0);
         }
     }
-    ranges
+    runs
 }
 
-/// Encoded posting lists of one slice of `packed` that starts and ends on trigram boundaries.
-struct EncodedChunk {
-    keys: Vec<u32>,
+/// Encoded posting lists of one run of trigrams.
+#[derive(Default)]
+pub(crate) struct EncodedChunk {
+    pub keys: Vec<u32>,
     /// Start of each list in `bytes`.
-    starts: Vec<u64>,
-    bytes: Vec<u8>,
+    pub starts: Vec<u64>,
+    pub bytes: Vec<u8>,
 }
 
-/// Trigram keys, posting offsets (`keys.len() + 1` of them) and posting bytes.
-fn encode_postings(packed: &[u64]) -> (Vec<u32>, Vec<u64>, Vec<u8>) {
+/// The posting sections of the sorted `packed` pairs.
+pub(crate) fn encode_postings(packed: &[u64]) -> TrigramSections {
     let bounds = chunk_bounds(packed, packed.len().div_ceil(ENCODE_CHUNK_ENTRIES));
-    let chunks: Vec<EncodedChunk> = bounds.par_windows(2).map(|w| encode_chunk(&packed[w[0]..w[1]])).collect();
+    concatenate(bounds.par_windows(2).map(|w| encode_chunk(&packed[w[0]..w[1]])).collect())
+}
+
+/// The posting sections of consecutive runs of trigrams, in order.
+pub(crate) fn concatenate(chunks: Vec<EncodedChunk>) -> TrigramSections {
     let total_keys = chunks.iter().map(|c| c.keys.len()).sum();
     let mut keys = Vec::with_capacity(total_keys);
     let mut offsets = Vec::with_capacity(total_keys + 1);
@@ -170,7 +189,7 @@ fn encode_postings(packed: &[u64]) -> (Vec<u32>, Vec<u64>, Vec<u8>) {
         bytes.extend_from_slice(&chunk.bytes);
     }
     offsets.push(bytes.len() as u64);
-    (keys, offsets, bytes)
+    TrigramSections { keys, offsets, bytes }
 }
 
 /// About `parts` split points of `packed`, each moved back to the start of its trigram's group
@@ -245,9 +264,9 @@ mod tests {
     #[test]
     fn encoded_postings_match_input() {
         let packed: Vec<u64> = [(7u64, 0u64), (7, 5), (9, 2)].iter().map(|&(k, o)| (k << 32) | o).collect();
-        let (keys, offsets, bytes) = encode_postings(&packed);
-        assert_eq!(keys, vec![7, 9]);
-        assert_eq!(offsets, vec![0, 2, 3]);
-        assert_eq!(bytes, vec![0, 4, 2]);
+        let sections = encode_postings(&packed);
+        assert_eq!(sections.keys, vec![7, 9]);
+        assert_eq!(sections.offsets, vec![0, 2, 3]);
+        assert_eq!(sections.bytes, vec![0, 4, 2]);
     }
 }

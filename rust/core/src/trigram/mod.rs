@@ -26,6 +26,7 @@
 mod build;
 mod chunks;
 mod format;
+mod merge;
 mod postings;
 mod query;
 mod scan;
@@ -188,6 +189,19 @@ impl TrigramIndex {
         self.buf
     }
 
+    /// This index's documents `kept`, as (old id, new id) pairs, and the documents `added`, as
+    /// one new index: the same bytes [`build`](Self::build) writes for those documents, made from
+    /// the kept documents' posting lists without reading their content again. Kept documents
+    /// keep their order (new ids ascend as the old ones do); binary documents added are skipped
+    /// and reported as a build does.
+    ///
+    /// Fails with [`Error::InvalidArgument`] if an old id is not in the index, is kept twice or
+    /// out of order, and with [`Error::DuplicateDocument`] if a new id is given twice.
+    pub fn merged(&self, kept: &[(u32, u32)], added: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
+        let (buf, layout, report) = merge::merge(self, kept, added)?;
+        Ok((TrigramIndex { buf, layout, path: PathBuf::new() }, report))
+    }
+
     /// Reads a serialized index, checking its structure and checksum. Fails with
     /// [`Error::Corrupt`] (with an empty path) if `buf` is not a valid index.
     pub fn from_bytes(buf: Vec<u8>) -> Result<TrigramIndex> {
@@ -248,9 +262,8 @@ impl TrigramIndex {
 
     /// The position of trigram `key` in the key section, by binary search.
     fn trigram_position(&self, key: u32) -> Option<usize> {
-        let key_at = |position: usize| u32_at(&self.buf, self.layout.keys + 4 * position);
-        let position = lower_bound(self.layout.trigrams, |position| key_at(position) < key);
-        (position < self.layout.trigrams && key_at(position) == key).then_some(position)
+        let position = lower_bound(self.layout.trigrams, |position| self.key_at(position) < key);
+        (position < self.layout.trigrams && self.key_at(position) == key).then_some(position)
     }
 
     /// The vocabulary section, as written or ASCII-lowercased.
@@ -288,6 +301,27 @@ impl TrigramIndex {
         // Offsets were checked to be strictly increasing and within the word postings section.
         let (start, end) = (u64_at(&self.buf, at) as usize, u64_at(&self.buf, at + 8) as usize);
         &self.buf[self.layout.word_postings + start..self.layout.word_postings + end]
+    }
+
+    /// The trigram key at `position` (`position < trigrams`).
+    fn key_at(&self, position: usize) -> u32 {
+        u32_at(&self.buf, self.layout.keys + 4 * position)
+    }
+
+    /// Where the posting list at `position` starts in the postings section (`position <= trigrams`).
+    fn posting_offset(&self, position: usize) -> u64 {
+        u64_at(&self.buf, self.layout.posting_offsets + 8 * position)
+    }
+
+    /// The bytes of word `word` (`word < words`), without its separator.
+    fn word(&self, word: usize) -> &[u8] {
+        let start = u64_at(&self.buf, self.layout.word_offsets + 8 * word) as usize;
+        &self.vocabulary(false)[start..self.word_end(word) - 1]
+    }
+
+    /// Where the posting list of word `word` starts in the word postings section (`word <= words`).
+    fn word_posting_offset(&self, word: usize) -> u64 {
+        u64_at(&self.buf, self.layout.word_posting_offsets + 8 * word)
     }
 
     /// The encoded posting list at `position` (`position < trigrams`).

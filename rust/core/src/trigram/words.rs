@@ -65,22 +65,22 @@ impl WordSections {
 }
 
 /// The words of one document and each one's encoded entry (without the ordinal gap).
-struct DocumentWords<'a> {
-    words: Vec<&'a [u8]>,
+pub(crate) struct DocumentWords<'a> {
+    pub words: Vec<&'a [u8]>,
     /// Entry `i` is `entries[ends[i - 1]..ends[i]]`.
     ends: Vec<u32>,
     entries: Vec<u8>,
 }
 
 impl DocumentWords<'_> {
-    fn entry(&self, i: usize) -> &[u8] {
+    pub(crate) fn entry(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.entries[start..self.ends[i] as usize]
     }
 }
 
 /// Splits `doc` into words and encodes each distinct word's count and lines.
-fn document_words(doc: &[u8]) -> DocumentWords<'_> {
+pub(crate) fn document_words(doc: &[u8]) -> DocumentWords<'_> {
     let mut local: FxHashMap<&[u8], u32> = FxHashMap::default();
     let mut words: Vec<&[u8]> = Vec::new();
     // (local word, line) of every occurrence, in document order.
@@ -250,6 +250,20 @@ fn write_lists(per_doc: &[DocumentWords<'_>], list_starts: &[usize], entries: &[
     }
     offsets.push(postings.len() as u64);
     (offsets, postings)
+}
+
+/// The next entry of a word's posting list as its ordinal and its encoded bytes after the
+/// ordinal gap (count, lines), which a merge copies as they are; `None` at the end of the list.
+pub(crate) fn next_raw_entry<'a>(list: &mut Postings<'a>) -> Result<Option<(u32, &'a [u8])>, Malformed> {
+    let Some(ordinal) = list.next_ordinal()? else { return Ok(None) };
+    let (bytes, pos) = list.bytes_and_position();
+    let start = *pos;
+    read_varint(bytes, pos)?;
+    let distinct = u64::from(read_varint(bytes, pos)?) + 1;
+    for _ in 0..distinct {
+        read_varint(bytes, pos)?;
+    }
+    Ok(Some((ordinal, &bytes[start..*pos])))
 }
 
 /// One document's entry in a word's posting list.
