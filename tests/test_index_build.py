@@ -114,13 +114,14 @@ def snapshot(index_dir: Path) -> dict[str, object]:
     generation = store.current_generation(index_dir)
     meta = generation / store.META
     return {
-        "files": table(meta, "SELECT id, path, language, sha256, centrality FROM files ORDER BY id"),
+        "files": table(meta, "SELECT id, path, language, sha256, roles, role_names FROM files ORDER BY id"),
         "chunks": table(meta, "SELECT * FROM chunks ORDER BY id"),
         "symbols": table(meta, "SELECT * FROM symbols ORDER BY id"),
-        "refs": table(meta, "SELECT * FROM refs ORDER BY rowid"),
+        "refs": table(meta, "SELECT * FROM refs ORDER BY id"),
         "edges": table(meta, "SELECT * FROM edges ORDER BY src, dst, kind"),
         "code_words": table(meta, "SELECT * FROM code_words ORDER BY word"),
         "codes": np.load(generation / store.CODES).tobytes(),
+        "nodes": (generation / store.NODES).read_bytes(),
         "text": (generation / store.TEXT_INDEX).read_bytes(),
     }
 
@@ -456,8 +457,7 @@ def test_graph_walks_lead_to_chunks_with_their_edge_paths(repo):
     meta = store.current_generation(reader.index_dir) / store.META
     names = dict(table(meta, "SELECT (SELECT COUNT(*) FROM files) + id, qualified_name FROM symbols"))
     node_of = {name: node for node, name in names.items()}
-    (degree,) = table(meta, "SELECT in_degree FROM symbols WHERE qualified_name = 'retry'")[0]
-    assert degree == 1  # Session.request
+    assert reader.node_in_degree[node_of["retry"]] == 1  # Session.request
     reach = reader.graph.dependants(node_of["retry"], depth=2)
     assert [(names[step.node], step.depth) for step in reach] == [("Session.request", 1), ("Session.get", 2)]
     assert [(names[e.src], names[e.dst], e.kind) for e in reach[1].path] == [
@@ -469,8 +469,8 @@ def test_graph_walks_lead_to_chunks_with_their_edge_paths(repo):
         chunk = reader.node_chunk(node)
         (start,) = table(meta, f"SELECT start_line FROM symbols WHERE id = {node - len(reader.files)}")[0]
         assert reader.chunk_start[chunk] <= start <= reader.chunk_end[chunk]
-    (importers,) = table(meta, "SELECT in_degree FROM files WHERE path = 'pkg/retry.py'")[0]
-    assert importers == 1  # pkg/http.py
+    paths = [f.path for f in reader.files]
+    assert reader.node_in_degree[paths.index("pkg/retry.py")] == 1  # pkg/http.py
 
 
 def test_chunks_holding_agrees_with_chunk_at_for_every_line(tmp_path):

@@ -28,8 +28,9 @@ def contents(index_dir: Path) -> dict[str, object]:
             name: db.execute(f"SELECT * FROM {name} ORDER BY rowid").fetchall()
             for name in ("chunks", "symbols", "refs", "edges")
         }
-        tables["files"] = db.execute("SELECT id, path, language, sha256, centrality FROM files").fetchall()
+        tables["files"] = db.execute("SELECT id, path, language, sha256, roles FROM files").fetchall()
     finally:
         db.close()
     tables["codes"] = np.load(generation / store.CODES).tobytes()
+    tables["nodes"] = (generation / store.NODES).read_bytes()
     return tables

@@ -291,16 +291,30 @@ def test_codes_that_disagree_with_their_header_are_refused(tmp_path):
     path.write_bytes(store.encode_codes(codes))
     assert np.array_equal(store.load_codes(path), codes)
     path.write_bytes(store.encode_codes(codes)[:-1])
-    with pytest.raises(ValueError, match="23 bytes of codes, not 24"):
+    with pytest.raises(ValueError, match="23 bytes of data, not 24"):
         store.load_codes(path)
     path.write_bytes(store.encode_codes(codes).replace(b"|u1", b"<i4"))
-    with pytest.raises(ValueError, match="not a matrix of bytes"):
+    with pytest.raises(ValueError, match="not a matrix of uint8"):
         store.load_codes(path)
     path.write_bytes(b"")
     with pytest.raises(ValueError, match="not a version 1.0 .npy file"):
         store.load_codes(path)
     path.write_bytes(store.encode_codes(np.zeros((0, 4), np.uint8)))
     assert store.load_codes(path).shape == (0, 4)
+
+
+def test_node_values_round_trip_and_other_matrices_are_refused(tmp_path):
+    path = tmp_path / store.NODES
+    centrality = np.array([0.0, 1.25, 3.5], dtype=np.float32)
+    path.write_bytes(store.encode_nodes(centrality, np.array([0, 2, 7], dtype=np.int32)))
+    loaded, degree = store.load_nodes(path)
+    assert loaded.tolist() == [0.0, 1.25, 3.5] and degree.tolist() == [0, 2, 7] and degree.dtype == np.int64
+    path.write_bytes(store.encode_codes(np.zeros((3, 16), np.uint8)))  # codes are not node values
+    with pytest.raises(ValueError, match="not a matrix of float64"):
+        store.load_nodes(path)
+    path.write_bytes(store._encode_npy(np.zeros((3, 3)), "<f8"))
+    with pytest.raises(ValueError, match="3 values a node, not 2"):
+        store.load_nodes(path)
 
 
 def test_metadata_damaged_after_opening_is_an_index_error_not_sqlite(repo):

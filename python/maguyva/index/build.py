@@ -6,13 +6,15 @@ An update reads only the files whose stat differs from what the previous generat
 safely older than the walk that recorded it, is as it was) and re-parses only those whose content
 changed (by SHA-256); the others keep their chunks, symbols, references and embeddings, and
 their documents in the trigram index, which is merged from the previous one rather than built
-again. Deleted files are dropped. Everything derived across files (ids, graph edges,
-centrality) is recomputed from the per-file records, so an update produces the same index as a
-full build.
+again. Their rows are copied from the previous generation's database by SQL, renumbered, never
+read into Python; deleted files are dropped. What is derived across files (ids, graph edges,
+centrality) is recomputed, and the graph resolved again only where the change reaches, so an
+update produces the same index as a full build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,6 +47,8 @@ from maguyva.index.progress import Progress, Silent
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
+#: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
+_IN_LIST = 500
 
 
 @dataclass(slots=True)
@@ -61,8 +65,16 @@ class FileRecord:
     references: list[Reference]
     #: The words of its names outside comments (`ParsedFile.code_words`).
     code_words: frozenset[str] = frozenset()
-    #: (len(chunks), code bytes) when carried over from the previous generation.
+    #: (chunks, code bytes): its chunks' codes, once embedded or carried over.
     codes: np.ndarray | None = None
+    #: Its file id in the previous generation, when its rows are carried over from there: such a
+    #: record holds its symbols (the graph resolves names against every file's) and its codes,
+    #: but not its chunks, references or words, which are copied in the database, never read.
+    earlier_id: int | None = None
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.codes) if self.earlier_id is not None and self.codes is not None else len(self.chunks)
 
 
 class SkippedFile(NamedTuple):
@@ -471,10 +483,52 @@ class Previous:
     stats: FreshnessCheck | None = None
     #: Why that generation left out each file it skipped.
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Where each of its files' rows start in its chunks, symbols and references tables: row f
+    #: holds file f's first ids, and row f + 1 the end of them (ids are given file by file).
+    row_starts: np.ndarray = field(default_factory=lambda: np.zeros((1, 3), dtype=np.int64))
 
     def file_ids(self) -> dict[str, int]:
         """The previous generation's file id of each of its files."""
         return {path: i for i, path in enumerate(self.graph.paths)} if self.graph is not None else {}
+
+    def references(self, file_ids: Sequence[int]) -> dict[int, list[Reference]]:
+        """The references of the previous generation's files `file_ids`, read from its database."""
+        found: dict[int, list[Reference]] = {i: [] for i in file_ids}
+        if not found or self.generation is None:
+            return found
+        columns = "file_id, kind, name, line, enclosing, qualifier, imported_names"
+        with contextlib.closing(store.open_database(self.generation)) as db:
+            if len(found) > _IN_LIST:
+                rows: Iterable[tuple[Any, ...]] = db.execute(f"SELECT {columns} FROM refs ORDER BY id")
+            else:
+                marks = ", ".join("?" * len(found))
+                rows = db.execute(f"SELECT {columns} FROM refs WHERE file_id IN ({marks}) ORDER BY id", tuple(found))
+            new = tuple.__new__
+            for file_id, run in groupby(rows, key=itemgetter(0)):
+                if (listed := found.get(file_id)) is not None:
+                    listed.extend(
+                        new(Reference, (kind, name, line, enclosing, qualifier, _names_from_db(names)))
+                        for _, kind, name, line, enclosing, qualifier, names in run
+                    )
+        return found
+
+    def callers_of(self, names: set[str]) -> set[int]:
+        """The previous generation's files that call or inherit one of `names`."""
+        if not names or self.generation is None:
+            return set()
+        wanted = sorted(names)
+        callers: set[int] = set()
+        with contextlib.closing(store.open_database(self.generation)) as db:
+            for start in range(0, len(wanted), _IN_LIST):
+                part = wanted[start : start + _IN_LIST]
+                marks = ", ".join("?" * len(part))
+                callers.update(
+                    file_id
+                    for (file_id,) in db.execute(
+                        f"SELECT DISTINCT file_id FROM refs WHERE kind != 'import' AND name IN ({marks})", part
+                    )
+                )
+        return callers
 
     def text_index(
         self, walked: Sequence[tuple[str, int, int]], max_file_size: int, include_secrets: bool
@@ -578,75 +632,45 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
 
 
 def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
-    # Rows come by file (ids are given file by file), so each file's rows are one run: built a
-    # run at a time, and each table's rows by one comprehension, not a Python step a row. The
-    # records' named tuples are made by `tuple.__new__` (what their `_make` does), without the
-    # Python-level constructor each: an update reads every row of every file.
+    """The previous generation's files as records to carry over: with their symbols and codes,
+    and where their other rows are (`FileRecord.earlier_id`, `Previous.row_starts`)."""
+    # Symbol rows come by file (ids are given file by file), so each file's are one run, built
+    # by one comprehension, and the named tuples by `tuple.__new__` (what their `_make` does),
+    # without the Python-level constructor each.
     new = tuple.__new__
     # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
     codes = codes.view(np.ndarray)
-    records: dict[int, FileRecord] = {}
-    for file_id, path, language, size, mtime_ns, digest in db.execute(
-        "SELECT id, path, language, size, mtime_ns, sha256 FROM files"
-    ):
-        records[file_id] = FileRecord(store.path_from_db(path), size, mtime_ns, digest, language, [], [], [])
-    chunk_span: dict[int, tuple[int, int]] = {}
-    rows = db.execute("SELECT file_id, id, start_line, end_line, symbol FROM chunks ORDER BY id")
-    for file_id, run in groupby(rows, key=itemgetter(0)):
-        found = list(run)
-        # The text is not stored: reused chunks are not embedded again.
-        records[file_id].chunks.extend([new(Chunk, (start, end, "", symbol)) for _, _, start, end, symbol in found])
-        first, last = chunk_span.get(file_id, (found[0][1], found[-1][1]))
-        chunk_span[file_id] = (min(first, found[0][1]), max(last, found[-1][1]))
+    files = db.execute("SELECT id, path, language, size, mtime_ns, sha256 FROM files ORDER BY id").fetchall()
+    if [row[0] for row in files] != list(range(len(files))):
+        raise ValueError("file ids are not 0 .. files - 1")
+    counts = np.zeros((len(files), 3), dtype=np.int64)
+    for column, table in enumerate(("chunks", "symbols", "refs")):
+        for file_id, count in db.execute(f"SELECT file_id, count(*) FROM {table} GROUP BY file_id"):
+            counts[file_id, column] = count
+    starts = np.zeros((len(files) + 1, 3), dtype=np.int64)
+    np.cumsum(counts, axis=0, out=starts[1:])
+    if starts[-1, 0] != len(codes):
+        raise ValueError(f"{len(codes)} codes for {starts[-1, 0]} chunks")
+    chunk_starts = starts[:, 0].tolist()
+    records = [
+        FileRecord(
+            store.path_from_db(path), size, mtime_ns, digest, language, [], [], [],
+            codes=codes[chunk_starts[i] : chunk_starts[i + 1]], earlier_id=i,
+        )
+        for i, path, language, size, mtime_ns, digest in files
+    ]  # fmt: skip
     rows = db.execute(
         "SELECT file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
         " FROM symbols ORDER BY id"
     )
     for file_id, run in groupby(rows, key=itemgetter(0)):
         records[file_id].symbols.extend([new(Symbol, row[1:]) for row in run])
-    rows = db.execute(
-        "SELECT file_id, kind, name, line, enclosing, qualifier, imported_names FROM refs ORDER BY rowid"
-    )
-    for file_id, run in groupby(rows, key=itemgetter(0)):
-        records[file_id].references.extend(
-            [
-                new(Reference, (kind, name, line, enclosing, qualifier, _names_from_db(names)))
-                for _, kind, name, line, enclosing, qualifier, names in run
-            ]
-        )
-    for file_id, found_words in _words_by_file(db.execute("SELECT word, files FROM code_words").fetchall()):
-        records[file_id].code_words = found_words
-    for file_id, record in records.items():
-        span = chunk_span.get(file_id)
-        # Chunk ids of a file are consecutive, so its codes are one slice.
-        record.codes = codes[span[0] : span[1] + 1] if span else codes[:0]
-    ordered = [records[i] for i in sorted(records)]
     earlier = EarlierGraph(
-        [r.path for r in ordered],
-        np.array([len(r.symbols) for r in ordered], dtype=np.int64),
+        [r.path for r in records],
+        counts[:, 1].copy(),
         list(db.execute("SELECT src, dst, kind, line FROM edges")),
     )
-    return Previous({r.path: r for r in ordered}, earlier)
-
-
-def _words_by_file(rows: list[tuple[str, bytes]]) -> Iterator[tuple[int, frozenset[str]]]:
-    """Each file's words from the `code_words` rows (word, posting of file ids): the postings
-    decoded at once and regrouped by file."""
-    if not rows:
-        return
-    words = [word for word, _ in rows]
-    postings = [files for _, files in rows]
-    if any(len(files) % 4 for files in postings):
-        raise ValueError("a code_words posting is not a whole number of file ids")
-    file_ids = store.decode_file_ids(b"".join(postings))
-    word_ids = np.repeat(np.arange(len(words)), [len(files) // 4 for files in postings])
-    order = np.argsort(file_ids, kind="stable")
-    file_ids, word_ids = file_ids[order], word_ids[order]
-    starts = np.flatnonzero(np.r_[True, file_ids[1:] != file_ids[:-1]])
-    ends = np.r_[starts[1:], len(file_ids)]
-    listed = word_ids.tolist()
-    for file_id, start, end in zip(file_ids[starts].tolist(), starts.tolist(), ends.tolist()):
-        yield file_id, frozenset(map(words.__getitem__, listed[start:end]))
+    return Previous({r.path: r for r in records}, earlier, row_starts=starts)
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
@@ -662,16 +686,14 @@ def write_generation(
     walk_state: dict[str, object] | None = None,
     previous: Previous | None = None,
 ) -> dict[str, int]:
-    """Write the metadata and the codes of `records` into `generation` (`write_text_index` has
-    written its trigram index);
-    `walk_state` (when the walk started, its size limit, the files it skipped) goes into the
-    metadata for the freshness check. The edges of files that `previous` held, unchanged and out of
-    the change's reach, are carried over (`dependency_edges`)."""
+    """Write the metadata, the codes and the graph's node values of `records` into `generation`
+    (`write_text_index` has written its trigram index); `walk_state` (when the walk started, its
+    size limit, the files it skipped) goes into the metadata for the freshness check. The rows of
+    the records carried over from `previous` are copied from its database, renumbered, and the
+    edges of those out of the change's reach are carried over (`dependency_edges`)."""
     file_nodes, symbol_nodes = graph_nodes(records)
     edges = dependency_edges(records, file_nodes, symbol_nodes, previous)
     node_count = len(file_nodes) + len(symbol_nodes)
-    node_centrality = graph.centrality(node_count, edges)
-    node_degree = graph.in_degree(node_count, edges)
 
     code_bytes = model.dims // 8
     codes = [r.codes for r in records if r.codes is not None and len(r.codes)]
@@ -680,12 +702,18 @@ def write_generation(
     # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
     # small (dims / 8 bytes a chunk), so the copy in memory costs little.
     (generation / store.CODES).write_bytes(store.encode_codes(matrix))
+    nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
+    (generation / store.NODES).write_bytes(nodes)
 
-    db = store.create_database(generation / store.META)
+    carried = previous is not None and previous.generation is not None and any(
+        r.earlier_id is not None for r in records
+    )
+    earlier = previous.generation / store.META if carried and previous is not None and previous.generation else None
+    db = store.create_database(generation / store.META, earlier)
     try:
-        _insert_rows(db, records, node_centrality, node_degree, len(file_nodes))
+        _insert_rows(db, records, previous if earlier is not None else None)
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
-        db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records))
+        db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records, db if earlier else None))
         counts = {
             "files": len(records),
             "chunks": int(matrix.shape[0]),
@@ -707,7 +735,7 @@ def write_generation(
         store.finish_database(db)
     finally:
         db.close()
-    if counts["chunks"] != sum(len(r.chunks) for r in records):
+    if counts["chunks"] != sum(r.chunk_count for r in records):
         raise RuntimeError("embedding count does not match chunk count")
     return counts
 
@@ -733,25 +761,51 @@ def write_text_index(
     text_index.save(generation / store.TEXT_INDEX)
 
 
-def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
+def code_word_rows(records: list[FileRecord], earlier: sqlite3.Connection | None = None) -> list[tuple[str, bytes]]:
     """The rows of the `code_words` table, by word: each word with the ids of the files whose
-    code spells it (`store.encode_file_ids`)."""
+    code spells it (`store.encode_file_ids`). The words of records carried over come from the
+    `earlier` generation's postings (attached as `earlier`), renumbered."""
     # Each word's id is its rank of first appearance (a defaultdict numbering its own keys).
     ids: defaultdict[str, int] = defaultdict()
     ids.default_factory = ids.__len__
     word_ids: list[int] = []
-    for record in records:
-        word_ids.extend(map(ids.__getitem__, record.code_words))
+    owners: list[int] = []
+    for file_id, record in enumerate(records):
+        if record.earlier_id is None:
+            word_ids.extend(map(ids.__getitem__, record.code_words))
+            owners.extend([file_id] * len(record.code_words))
     words = np.asarray(word_ids, dtype=np.int64)
-    owners = np.repeat(np.arange(len(records)), [len(r.code_words) for r in records])
-    # Grouped by word, the files of each word stay ascending (a stable sort of ascending owners).
-    postings = store.encode_file_ids(owners[np.argsort(words, kind="stable")])
-    ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
+    files = np.asarray(owners, dtype=np.int64)
+    if earlier is not None:
+        old = earlier.execute("SELECT word, files FROM earlier.code_words").fetchall()
+        blobs = [posting for _, posting in old]
+        if any(len(posting) % 4 for posting in blobs):
+            raise ValueError("a code_words posting is not a whole number of file ids")
+        old_files = store.decode_file_ids(b"".join(blobs))
+        old_words = np.repeat(
+            np.fromiter((ids[word] for word, _ in old), dtype=np.int64, count=len(old)),
+            [len(posting) // 4 for posting in blobs],
+        )
+        kept = {r.earlier_id: file_id for file_id, r in enumerate(records) if r.earlier_id is not None}
+        renumber = np.full(int(old_files.max(initial=-1)) + 1, -1, dtype=np.int64)
+        for old_id, file_id in kept.items():
+            if old_id < len(renumber):
+                renumber[old_id] = file_id
+        moved = renumber[old_files]
+        carried = moved >= 0
+        words = np.concatenate([words, old_words[carried]])
+        files = np.concatenate([files, moved[carried]])
     vocabulary = list(ids)
-    return [
-        (vocabulary[i], postings[(ends[i - 1] if i else 0) : ends[i]])
-        for i in sorted(range(len(vocabulary)), key=vocabulary.__getitem__)
-    ]
+    rank = np.empty(len(vocabulary), dtype=np.int64)
+    rank[sorted(range(len(vocabulary)), key=vocabulary.__getitem__)] = np.arange(len(vocabulary))
+    word_rank = rank[words]
+    # By word, then ascending file ids within a word.
+    order = np.lexsort((files, word_rank))
+    postings = store.encode_file_ids(files[order])
+    by_rank = sorted(vocabulary)
+    ends = (np.cumsum(np.bincount(word_rank, minlength=len(vocabulary))) * 4).tolist()
+    starts = [0, *ends[:-1]]
+    return [(word, postings[start:end]) for word, start, end in zip(by_rank, starts, ends) if end > start]
 
 
 def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
@@ -766,13 +820,23 @@ def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[g
     return files, symbols
 
 
-def graph_references(records: list[FileRecord], file_ids: Iterable[int]) -> list[graph.ReferenceRow]:
-    """The references of the files `file_ids`, in their order, as the graph resolves them."""
-    return [
-        graph.ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
-        for file_id in file_ids
-        for r in records[file_id].references
-    ]
+def graph_references(
+    records: list[FileRecord], file_ids: Iterable[int], previous: Previous | None = None
+) -> list[graph.ReferenceRow]:
+    """The references of the files `file_ids`, in their order, as the graph resolves them (those
+    of records carried over read from the `previous` generation)."""
+    wanted = list(file_ids)
+    earlier_ids = [i for f in wanted if (i := records[f].earlier_id) is not None]
+    stored = previous.references(earlier_ids) if previous is not None else {}
+    rows: list[graph.ReferenceRow] = []
+    for file_id in wanted:
+        record = records[file_id]
+        found = record.references if record.earlier_id is None else stored[record.earlier_id]
+        rows.extend(
+            graph.ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
+            for r in found
+        )
+    return rows
 
 
 def dependency_edges(
@@ -793,17 +857,15 @@ def dependency_edges(
     earlier = previous.graph if previous is not None else None
     everything = range(len(records))
     if earlier is None or earlier.paths != [r.path for r in records]:
-        return graph.resolve_edges(files, symbols, graph_references(records, everything))
+        return graph.resolve_edges(files, symbols, graph_references(records, everything, previous))
     assert previous is not None
-    changed = [i for i, r in enumerate(records) if previous.records.get(r.path) is not r]
+    changed = {i for i, r in enumerate(records) if previous.records.get(r.path) is not r}
     names = {s.name for i in changed for s in records[i].symbols}
     names.update(s.name for i in changed for s in previous.records[records[i].path].symbols)
-    changed_set = set(changed)
-    redo = [
-        i for i, r in enumerate(records)
-        if i in changed_set or any(x.name in names and x.kind != "import" for x in r.references)
-    ]  # fmt: skip
-    resolved = graph.resolve_edges(files, symbols, graph_references(records, redo))
+    # The files carried over are the unchanged ones; the others were parsed again.
+    callers = previous.callers_of(names)
+    redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in callers]
+    resolved = graph.resolve_edges(files, symbols, graph_references(records, redo, previous))
     if not earlier.edges:
         return resolved
     # The earlier edges of the files kept, in the new numbering: file nodes keep their ids (the
@@ -830,50 +892,76 @@ def dependency_edges(
     return [graph.Edge(src, dst, kind, line) for src, dst, kind, line in merged]
 
 
-def _insert_rows(
-    db: sqlite3.Connection,
-    records: list[FileRecord],
-    node_centrality: np.ndarray,
-    node_degree: np.ndarray,
-    file_count: int,
-) -> None:
-    chunk_id = 0
-    symbol_id = 0
+def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
+    """The rows of the files, chunks, symbols and references tables. Ids are given file by file in
+    the records' order; the rows of records carried over from `previous` (its database attached
+    as `earlier`) are copied from there in runs of consecutive files, renumbered by the run's
+    shift of file, chunk, symbol and reference ids."""
+    chunk_id = symbol_id = ref_id = 0
     file_roles = roles.roles_of([r.path for r in records], [r.language for r in records])
     file_rows: list[tuple[object, ...]] = []
     symbol_rows: list[tuple[object, ...]] = []
     chunk_rows: list[tuple[object, ...]] = []
     ref_rows: list[tuple[object, ...]] = []
+    # (first and last earlier file id, then the shifts of file, chunk, symbol and reference ids)
+    runs: list[tuple[int, int, int, int, int, int]] = []
+    starts = previous.row_starts.tolist() if previous is not None else []
     for file_id, (r, role) in enumerate(zip(records, file_roles)):
-        file_centrality = float(node_centrality[file_id])
         names = {"parts": list(role.parts), "versions": list(role.versions)} if role.parts or role.versions else None
         file_rows.append(
-            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, file_centrality,
-             int(node_degree[file_id]), role.bits, json.dumps(names) if names else None)
+            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role.bits,
+             json.dumps(names) if names else None)
         )  # fmt: skip
-        by_name: dict[str, float] = {}
+        if (old := r.earlier_id) is not None and previous is not None:
+            (chunk_start, symbol_start, ref_start), ends = starts[old], starts[old + 1]
+            shifts = (file_id - old, chunk_id - chunk_start, symbol_id - symbol_start, ref_id - ref_start)
+            if runs and runs[-1][1] == old - 1 and runs[-1][2:] == shifts:
+                runs[-1] = (runs[-1][0], old, *shifts)
+            else:
+                runs.append((old, old, *shifts))
+            chunk_id += ends[0] - chunk_start
+            symbol_id += ends[1] - symbol_start
+            ref_id += ends[2] - ref_start
+            continue
+        # A chunk is as central as the symbol it holds (the first of that name), loose code as
+        # its file: the symbol's id is kept for the reader to look its centrality up.
+        by_name: dict[str, int] = {}
         for s in r.symbols:
-            node = file_count + symbol_id
-            value = float(node_centrality[node])
-            by_name.setdefault(s.qualified_name, value)
+            by_name.setdefault(s.qualified_name, symbol_id)
             symbol_rows.append(
                 (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
-                 s.start_line, s.end_line, s.parent, value, int(node_degree[node]))
+                 s.start_line, s.end_line, s.parent)
             )  # fmt: skip
             symbol_id += 1
         for c in r.chunks:
-            # A chunk is as central as the symbol it holds; loose code as its file.
-            value = by_name.get(c.symbol, file_centrality) if c.symbol else file_centrality
-            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, value))
+            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, by_name.get(c.symbol) if c.symbol else None))
             chunk_id += 1
-        ref_rows.extend(
-            (file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
-            for x in r.references
-        )
-    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
-    db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows)
+        for x in r.references:
+            ref_rows.append(
+                (ref_id, file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
+            )
+            ref_id += 1
+    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
+    db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows)
     db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", chunk_rows)
-    db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)", ref_rows)
+    db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ref_rows)
+    for first, last, file_shift, chunk_shift, symbol_shift, ref_shift in runs:
+        span = (first, last)
+        db.execute(
+            "INSERT INTO chunks SELECT id + ?, file_id + ?, start_line, end_line, symbol, symbol_id + ?"
+            " FROM earlier.chunks WHERE file_id BETWEEN ? AND ?",
+            (chunk_shift, file_shift, symbol_shift, *span),
+        )
+        db.execute(
+            "INSERT INTO symbols SELECT id + ?, file_id + ?, name, kind, qualified_name, signature, docstring,"
+            " start_line, end_line, parent FROM earlier.symbols WHERE file_id BETWEEN ? AND ?",
+            (symbol_shift, file_shift, *span),
+        )
+        db.execute(
+            "INSERT INTO refs SELECT id + ?, file_id + ?, kind, name, line, enclosing, qualifier, imported_names"
+            " FROM earlier.refs WHERE file_id BETWEEN ? AND ?",
+            (ref_shift, file_shift, *span),
+        )
 
 
 # Most references import no names; their column is the same short text every time.

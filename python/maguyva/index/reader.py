@@ -83,13 +83,19 @@ class IndexReader:
                 row[0]: json.loads(row[7]) for row in file_rows if row[7]
             }
             rows = self.db.execute(
-                "SELECT file_id, start_line, end_line, symbol, centrality FROM chunks ORDER BY id"
+                "SELECT file_id, start_line, end_line, symbol, symbol_id FROM chunks ORDER BY id"
             ).fetchall()
             self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
             self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
             self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
             self.chunk_symbol: list[str | None] = [r[3] for r in rows]
-            self.chunk_centrality = np.array([r[4] for r in rows], dtype=np.float32)
+            #: Every graph node's PageRank and in-degree: files first, then symbols by id.
+            self.node_centrality, self.node_in_degree = store.load_nodes(generation / store.NODES)
+            # A chunk's node: the symbol it holds, else its file.
+            chunk_node = np.array([r[0] if r[4] is None else len(file_rows) + r[4] for r in rows], dtype=np.int64)
+            if len(chunk_node) and (chunk_node.max() >= len(self.node_centrality) or chunk_node.min() < 0):
+                raise ValueError("a chunk names a graph node that nodes.npy lacks")
+            self.chunk_centrality = self.node_centrality[chunk_node].astype(np.float32)
             self.codes = store.load_codes(generation / store.CODES)
             self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
         except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
@@ -104,6 +110,7 @@ class IndexReader:
             or self.codes.dtype != np.uint8
             or self.codes.shape[0] != len(rows)
             or self.text.doc_count != len(self.files)
+            or len(self.node_centrality) != len(self.files) + int(self.meta.get("count_symbols", -1))
         ):
             self.db.close()
             raise store.damaged(generation, "is damaged (its files disagree)")

@@ -6,9 +6,10 @@ An index is a folder:
     CURRENT         the name of the published generation, replaced atomically
     gen-000007/     one immutable generation:
         READERS         held shared (flock) by every process reading this generation
-        meta.sqlite     files, chunks, symbols, references, graph edges, centrality
+        meta.sqlite     files, chunks, symbols, references, graph edges, code words
         text.idx        the trigram index over file contents (its own checksummed format)
         codes.npy       packed binary embeddings, one row per chunk (memory-mapped when read)
+        nodes.npy       each graph node's PageRank and in-degree (float64, a row per node)
         MANIFEST        size and SHA-256 of each file above, written last
 
 A build writes a whole new generation beside the current one, flushes it to disk, then swaps
@@ -47,7 +48,7 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -55,9 +56,12 @@ READERS = "READERS"
 META = "meta.sqlite"
 TEXT_INDEX = "text.idx"
 CODES = "codes.npy"
+#: What is derived from the whole graph, kept apart from the rows of each file, so that an update
+#: copies those rows from the previous generation as they are.
+NODES = "nodes.npy"
 MANIFEST = "MANIFEST"
 #: The parts of a generation that MANIFEST vouches for.
-PARTS = (META, TEXT_INDEX, CODES)
+PARTS = (META, TEXT_INDEX, CODES, NODES)
 #: Parts whose own format carries a checksum of every byte, which loading them checks: opening
 #: checks only their size against MANIFEST (hashing text.idx again would double the cost of
 #: opening a large index: 90 ms instead of 45 for a 110 MB one).
@@ -74,8 +78,6 @@ CREATE TABLE files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    centrality REAL NOT NULL DEFAULT 0,
-    in_degree INTEGER NOT NULL DEFAULT 0,  -- files importing this one
     roles INTEGER NOT NULL DEFAULT 0,      -- a bit per role (index/roles.py)
     role_names TEXT                        -- JSON {"parts": [...], "versions": [...]}, or NULL
 );
@@ -85,7 +87,7 @@ CREATE TABLE chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     symbol TEXT,
-    centrality REAL NOT NULL DEFAULT 0
+    symbol_id INTEGER                -- whose centrality it has (of `symbol`); NULL: its file's
 );
 CREATE INDEX chunks_file ON chunks(file_id);
 CREATE TABLE symbols (
@@ -98,13 +100,12 @@ CREATE TABLE symbols (
     docstring TEXT NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    parent TEXT,
-    centrality REAL NOT NULL DEFAULT 0,
-    in_degree INTEGER NOT NULL DEFAULT 0   -- symbols and files that call or inherit it
+    parent TEXT
 );
 CREATE INDEX symbols_file ON symbols(file_id);
 CREATE INDEX symbols_name ON symbols(name);
 CREATE TABLE refs (
+    id INTEGER PRIMARY KEY,          -- in file order, as the ids of chunks and symbols
     file_id INTEGER NOT NULL REFERENCES files(id),
     kind TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -114,7 +115,9 @@ CREATE TABLE refs (
     imported_names TEXT NOT NULL     -- JSON list
 );
 CREATE INDEX refs_file ON refs(file_id);
--- Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id).
+-- Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id);
+-- nodes.npy holds each node's PageRank and in-degree (symbols and files that call, import or
+-- inherit it).
 CREATE TABLE edges (
     src INTEGER NOT NULL,
     dst INTEGER NOT NULL,
@@ -172,20 +175,25 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 _NPY_MAGIC = b"\x93NUMPY\x01\x00"
-_NPY_HEADER = re.compile(rb"\{'descr': '\|u1', 'fortran_order': False, 'shape': \((\d+), (\d+)\), \} *\n")
+_NPY_HEADER = re.compile(rb"\{'descr': '([|<][a-z]\d)', 'fortran_order': False, 'shape': \((\d+), (\d+)\), \} *\n")
 _NPY_ALIGN = 64
+#: The matrices of a generation: binary codes (bytes), node values (little-endian float64).
+_CODE_TYPE = "|u1"
+_NODE_TYPE = "<f8"
 
 
-def encode_codes(matrix: np.ndarray) -> bytes:
-    """A C-ordered uint8 matrix of binary codes as a version 1.0 .npy file."""
-    header = b"{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d), }" % matrix.shape
+def _encode_npy(matrix: np.ndarray, descr: str) -> bytes:
+    """A C-ordered matrix as a version 1.0 .npy file whose data starts 64-byte aligned."""
+    header = b"{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % (descr.encode(), *matrix.shape)
     padding = -(len(_NPY_MAGIC) + 2 + len(header) + 1) % _NPY_ALIGN
     header += b" " * padding + b"\n"
-    return _NPY_MAGIC + struct.pack("<H", len(header)) + header + np.ascontiguousarray(matrix, np.uint8).tobytes()
+    data = np.ascontiguousarray(matrix, np.dtype(descr)).tobytes()
+    return _NPY_MAGIC + struct.pack("<H", len(header)) + header + data
 
 
-def load_codes(path: Path) -> np.ndarray:
-    """The binary codes `encode_codes` wrote, mapped read-only; ValueError when the file is not one.
+def _load_npy(path: Path, descr: str) -> np.ndarray:
+    """The matrix of type `descr` that `_encode_npy` wrote, mapped read-only; ValueError when the
+    file is not one.
 
     Read here, not by np.load: numpy parses the header with ast.literal_eval, and CPython 3.11
     keeps the AST builder's recursion depth in state every thread shares, so two threads
@@ -198,15 +206,42 @@ def load_codes(path: Path) -> np.ndarray:
         (header_size,) = struct.unpack("<H", start[len(_NPY_MAGIC):])
         match = _NPY_HEADER.fullmatch(handle.read(header_size))
         size = handle.seek(0, os.SEEK_END)
-    if match is None:
-        raise ValueError("not a matrix of bytes")
-    shape = (int(match[1]), int(match[2]))
+    if match is None or match[1].decode() != descr:
+        raise ValueError(f"not a matrix of {np.dtype(descr).name}")
+    dtype = np.dtype(descr)
+    shape = (int(match[2]), int(match[3]))
     offset = len(start) + header_size
-    if size != offset + shape[0] * shape[1]:
-        raise ValueError(f"holds {size - offset} bytes of codes, not {shape[0] * shape[1]}")
-    if shape[0] * shape[1] == 0:
-        return np.zeros(shape, dtype=np.uint8)  # mmap cannot map zero bytes
-    return np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=shape)
+    expected = shape[0] * shape[1] * dtype.itemsize
+    if size != offset + expected:
+        raise ValueError(f"holds {size - offset} bytes of data, not {expected}")
+    if expected == 0:
+        return np.zeros(shape, dtype=dtype)  # mmap cannot map zero bytes
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+
+
+def encode_codes(matrix: np.ndarray) -> bytes:
+    """A uint8 matrix of binary codes, a row per chunk, as a .npy file."""
+    return _encode_npy(matrix, _CODE_TYPE)
+
+
+def load_codes(path: Path) -> np.ndarray:
+    """The binary codes `encode_codes` wrote, mapped read-only; ValueError when the file is not one."""
+    return _load_npy(path, _CODE_TYPE)
+
+
+def encode_nodes(centrality: np.ndarray, in_degree: np.ndarray) -> bytes:
+    """Each graph node's PageRank and in-degree as the .npy file of a (nodes, 2) float64 matrix
+    (an in-degree is exact in a float64)."""
+    return _encode_npy(np.column_stack([centrality, in_degree]).reshape(len(centrality), 2), _NODE_TYPE)
+
+
+def load_nodes(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The PageRank (float64) and in-degree (int64) of every graph node, as `encode_nodes` wrote
+    them; ValueError when the file is not such a matrix."""
+    matrix = _load_npy(path, _NODE_TYPE)
+    if matrix.shape[1] != 2:
+        raise ValueError(f"holds {matrix.shape[1]} values a node, not 2")
+    return np.array(matrix[:, 0]), matrix[:, 1].astype(np.int64)
 
 
 def read_current(index_dir: Path) -> str:
@@ -506,10 +541,13 @@ _INDEXES = tuple(re.findall(r"^CREATE INDEX [^;]*;", SCHEMA, re.M))
 _TABLES = re.sub(r"^CREATE INDEX [^;]*;\n?", "", SCHEMA, flags=re.M)
 
 
-def create_database(path: Path) -> sqlite3.Connection:
+def create_database(path: Path, earlier: Path | None = None) -> sqlite3.Connection:
     """A new metadata database with the current schema's tables (their rows to be inserted, then
-    `finish_database`)."""
+    `finish_database`); with the database of an `earlier` generation attached as `earlier`, to
+    copy rows from (it is only read)."""
     db = sqlite3.connect(path)
+    if earlier is not None:
+        db.execute("ATTACH DATABASE ? AS earlier", (str(earlier),))
     # A new generation's database needs no journal and no syncs of its own: a build that stops
     # halfway leaves a generation no one reads (it is never published), and `seal` syncs every
     # part before it is. With SQLite's defaults, each statement of the schema was a transaction

@@ -86,7 +86,7 @@ class SymbolTable:
 
     def __init__(self, reader: IndexReader):
         rows = reader.sql(
-            "SELECT file_id, name, kind, qualified_name, start_line, in_degree, centrality FROM symbols ORDER BY id"
+            "SELECT file_id, name, kind, qualified_name, start_line FROM symbols ORDER BY id"
         )
         self.count = n = len(rows)
         self._reader = weakref.ref(reader)
@@ -94,14 +94,15 @@ class SymbolTable:
         self._path_parts: dict[int, frozenset[str]] = {}
         self._words: WordIndex | None = None
         self._lock = threading.Lock()
-        columns = list(zip(*rows)) if rows else [()] * 7
+        columns = list(zip(*rows)) if rows else [()] * 5
         self.file_id: list[int] = list(columns[0])
         self.name: list[str] = list(columns[1])
         self.kind: list[str] = list(columns[2])
         self.qualified_name: list[str] = list(columns[3])
         self.start_line: list[int] = list(columns[4])
-        self.in_degree: list[int] = [d or 0 for d in columns[5]]
-        self.centrality: list[float] = [c or 0.0 for c in columns[6]]
+        files = len(reader.files)
+        self.in_degree: list[int] = reader.node_in_degree[files : files + n].tolist()
+        self.centrality: list[float] = reader.node_centrality[files : files + n].tolist()
         self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
 
         file_rank = {f: _path_rank(self._paths[f]) for f in set(self.file_id)}

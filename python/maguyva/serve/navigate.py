@@ -85,14 +85,17 @@ def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definit
         return []
     placeholders = ",".join("?" * len(ids))
     rows = reader.sql(
-        "SELECT id, file_id, name, qualified_name, kind, start_line, end_line, signature, docstring, in_degree"
+        "SELECT id, file_id, name, qualified_name, kind, start_line, end_line, signature, docstring"
         f" FROM symbols WHERE id IN ({placeholders})",
         tuple(ids),
     )
     files = reader.files
+    degree = reader.node_in_degree
     return [
-        Definition(i, name, qualified, kind, files[f].path, start, end, signature, docstring, degree, tier)
-        for i, f, name, qualified, kind, start, end, signature, docstring, degree in rows
+        Definition(
+            i, name, qualified, kind, files[f].path, start, end, signature, docstring, int(degree[len(files) + i]), tier
+        )
+        for i, f, name, qualified, kind, start, end, signature, docstring in rows
     ]
 
 
