@@ -567,3 +567,26 @@ def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monke
         assert table(meta, edges) == table(store.current_generation(tmp_path / f"full-{step}") / store.META, edges)
         assert updated.edges == full.edges > 0
         assert snapshot(index_dir) == snapshot(tmp_path / f"full-{step}")
+
+
+def test_an_edit_in_place_rewrites_only_the_words_it_changes(tmp_path: Path) -> None:
+    # The files stay the same paths (ids unchanged), so the update copies the earlier words and
+    # rewrites those an edited file spelled or spells: one vanishes from every file, one is new,
+    # one moves between files, and one stays spelled by another file.
+    root = tmp_path / "granary"
+    write_tree(root, {
+        "silo/hopper.py": "def fill_hopper(quintal):\n    return measure_bushel(quintal)\n",
+        "silo/scale.py": "def measure_bushel(weight):\n    return weight\n",
+        "silo/cart.py": "def haul(weight):\n    return weight\n",
+    })  # fmt: skip
+    index_dir = tmp_path / "updated"
+    build_index(root, index_dir)
+    before = {w for (w,) in table(store.current_generation(index_dir) / store.META, "SELECT word FROM code_words")}
+    write_tree(root, {"silo/hopper.py": "def empty_hopper(sack):\n    return haul(sack)\n"})
+    settle(root)
+    updated = build_index(root, index_dir)
+    assert updated.parsed_files == 1
+    after = {w for (w,) in table(store.current_generation(index_dir) / store.META, "SELECT word FROM code_words")}
+    assert before - after and after - before  # words gone and words new
+    build_index(root, tmp_path / "full", rebuild=True)
+    assert snapshot(index_dir) == snapshot(tmp_path / "full")

@@ -486,6 +486,13 @@ class Previous:
     #: Where each of its files' rows start in its chunks, symbols and references tables: row f
     #: holds file f's first ids, and row f + 1 the end of them (ids are given file by file).
     row_starts: np.ndarray = field(default_factory=lambda: np.zeros((1, 3), dtype=np.int64))
+    #: Each of its files' language, role bits and role names as stored (`roles.roles_of`, which
+    #: depends only on the paths and languages of all files).
+    file_roles: list[tuple[str | None, int, str | None]] = field(default_factory=list)
+
+    def same_files(self, records: Sequence[FileRecord]) -> bool:
+        """Whether `records` are this generation's files, path for path (ids unchanged)."""
+        return self.graph is not None and self.graph.paths == [r.path for r in records]
 
     def file_ids(self) -> dict[str, int]:
         """The previous generation's file id of each of its files."""
@@ -640,7 +647,9 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
     new = tuple.__new__
     # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
     codes = codes.view(np.ndarray)
-    files = db.execute("SELECT id, path, language, size, mtime_ns, sha256 FROM files ORDER BY id").fetchall()
+    files = db.execute(
+        "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
+    ).fetchall()
     if [row[0] for row in files] != list(range(len(files))):
         raise ValueError("file ids are not 0 .. files - 1")
     counts = np.zeros((len(files), 3), dtype=np.int64)
@@ -657,7 +666,7 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
             store.path_from_db(path), size, mtime_ns, digest, language, [], [], [],
             codes=codes[chunk_starts[i] : chunk_starts[i + 1]], earlier_id=i,
         )
-        for i, path, language, size, mtime_ns, digest in files
+        for i, path, language, size, mtime_ns, digest, _, _ in files
     ]  # fmt: skip
     rows = db.execute(
         "SELECT file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
@@ -670,7 +679,8 @@ def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
         counts[:, 1].copy(),
         list(db.execute("SELECT src, dst, kind, line FROM edges")),
     )
-    return Previous({r.path: r for r in records}, earlier, row_starts=starts)
+    file_roles = [(language, bits, names) for _, _, language, _, _, _, bits, names in files]
+    return Previous({r.path: r for r in records}, earlier, row_starts=starts, file_roles=file_roles)
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
@@ -713,7 +723,10 @@ def write_generation(
     try:
         _insert_rows(db, records, previous if earlier is not None else None)
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
-        db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records, db if earlier else None))
+        if earlier is not None and previous is not None and previous.same_files(records):
+            _update_code_words(db, records)
+        else:
+            db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records, db if earlier else None))
         counts = {
             "files": len(records),
             "chunks": int(matrix.shape[0]),
@@ -808,6 +821,40 @@ def code_word_rows(records: list[FileRecord], earlier: sqlite3.Connection | None
     return [(word, postings[start:end]) for word, start, end in zip(by_rank, starts, ends) if end > start]
 
 
+def _update_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> None:
+    """The `code_words` rows of an update whose files are the earlier generation's, id for id
+    (attached as `earlier`): its rows copied, then those of the words a re-parsed file spelled
+    or spells rewritten (`code_word_rows`' rows for the same records)."""
+    fresh = [i for i, r in enumerate(records) if r.earlier_id is None]
+    db.execute("INSERT INTO code_words SELECT word, files FROM earlier.code_words")
+    if not fresh:
+        return
+    old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
+    blobs = [posting for _, posting in old]
+    file_ids = store.decode_file_ids(b"".join(blobs))
+    owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
+    fresh_ids = np.asarray(fresh, dtype=np.int64)
+    # The words whose posting names a re-parsed file, and those a re-parsed file spells now.
+    touched = {old[i][0] for i in np.unique(owners[np.isin(file_ids, fresh_ids)]).tolist()}
+    spelled: defaultdict[str, list[int]] = defaultdict(list)
+    for i in fresh:
+        for word in records[i].code_words:
+            spelled[word].append(i)
+    touched.update(spelled)
+    postings = {word: posting for word, posting in old if word in touched}
+    fresh_set = set(fresh)
+    rows, emptied = [], []
+    for word in sorted(touched):
+        kept = [f for f in store.decode_file_ids(postings.get(word, b"")).tolist() if f not in fresh_set]
+        files = sorted(kept + spelled.get(word, []))
+        if files:
+            rows.append((word, store.encode_file_ids(files)))
+        else:
+            emptied.append((word,))
+    db.executemany("INSERT OR REPLACE INTO code_words VALUES (?, ?)", rows)
+    db.executemany("DELETE FROM code_words WHERE word = ?", emptied)
+
+
 def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
     files: list[graph.FileNode] = []
     symbols: list[graph.SymbolNode] = []
@@ -898,7 +945,18 @@ def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Pr
     as `earlier`) are copied from there in runs of consecutive files, renumbered by the run's
     shift of file, chunk, symbol and reference ids."""
     chunk_id = symbol_id = ref_id = 0
-    file_roles = roles.roles_of([r.path for r in records], [r.language for r in records])
+    # Roles depend on every file's path and language only: an update that changes neither keeps
+    # the stored ones.
+    if previous is not None and previous.same_files(records) and [
+        language for language, _, _ in previous.file_roles
+    ] == [r.language for r in records]:
+        stored_roles = [(bits, names) for _, bits, names in previous.file_roles]
+    else:
+        stored_roles = [
+            (role.bits, json.dumps({"parts": list(role.parts), "versions": list(role.versions)}))
+            if role.parts or role.versions else (role.bits, None)
+            for role in roles.roles_of([r.path for r in records], [r.language for r in records])
+        ]  # fmt: skip
     file_rows: list[tuple[object, ...]] = []
     symbol_rows: list[tuple[object, ...]] = []
     chunk_rows: list[tuple[object, ...]] = []
@@ -906,12 +964,10 @@ def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Pr
     # (first and last earlier file id, then the shifts of file, chunk, symbol and reference ids)
     runs: list[tuple[int, int, int, int, int, int]] = []
     starts = previous.row_starts.tolist() if previous is not None else []
-    for file_id, (r, role) in enumerate(zip(records, file_roles)):
-        names = {"parts": list(role.parts), "versions": list(role.versions)} if role.parts or role.versions else None
+    for file_id, (r, (role_bits, role_names)) in enumerate(zip(records, stored_roles)):
         file_rows.append(
-            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role.bits,
-             json.dumps(names) if names else None)
-        )  # fmt: skip
+            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role_bits, role_names)
+        )
         if (old := r.earlier_id) is not None and previous is not None:
             (chunk_start, symbol_start, ref_start), ends = starts[old], starts[old + 1]
             shifts = (file_id - old, chunk_id - chunk_start, symbol_id - symbol_start, ref_id - ref_start)
