@@ -569,10 +569,15 @@ def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monke
         assert snapshot(index_dir) == snapshot(tmp_path / f"full-{step}")
 
 
-def test_an_edit_in_place_rewrites_only_the_words_it_changes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("byte_searches", [16, 0])
+def test_an_edit_in_place_rewrites_only_the_words_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, byte_searches: int
+) -> None:
     # The files stay the same paths (ids unchanged), so the update copies the earlier words and
     # rewrites those an edited file spelled or spells: one vanishes from every file, one is new,
-    # one moves between files, and one stays spelled by another file.
+    # one moves between files, and one stays spelled by another file. Found either way: by a
+    # byte search in SQLite, or with every posting decoded.
+    monkeypatch.setattr(build_module, "_BYTE_SEARCHES", byte_searches)
     root = tmp_path / "granary"
     write_tree(root, {
         "silo/hopper.py": "def fill_hopper(quintal):\n    return measure_bushel(quintal)\n",

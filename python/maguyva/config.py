@@ -170,6 +170,9 @@ class Tuning:
     DEEP_FOLDERS: int = 3
     #: File ids of code-word postings an open index keeps in memory once read (8 bytes each).
     CODE_WORD_CACHE_ENTRIES: int = 1_000_000
+    #: Distinct identifiers whose split and stemmed words the process keeps (`symbols._Vocabulary`):
+    #: each new generation of an index builds its symbol tables again from the same names.
+    TOKEN_PARTS_CACHE_ENTRIES: int = 500_000
     #: `code_coverage` adds each question word's weight to the files of its posting in one pass when
     #: the postings hold at most this many entries per candidate (with the index's file count), and
     #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev

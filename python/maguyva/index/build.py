@@ -49,6 +49,9 @@ from maguyva.index.progress import Progress, Silent
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
 #: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
 _IN_LIST = 500
+#: Edited files up to which an update finds their words' postings by a byte search in SQLite
+#: rather than by decoding every posting.
+_BYTE_SEARCHES = 16
 
 
 @dataclass(slots=True)
@@ -829,19 +832,31 @@ def _update_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> Non
     db.execute("INSERT INTO code_words SELECT word, files FROM earlier.code_words")
     if not fresh:
         return
-    old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
-    blobs = [posting for _, posting in old]
-    file_ids = store.decode_file_ids(b"".join(blobs))
-    owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
-    fresh_ids = np.asarray(fresh, dtype=np.int64)
-    # The words whose posting names a re-parsed file, and those a re-parsed file spells now.
-    touched = {old[i][0] for i in np.unique(owners[np.isin(file_ids, fresh_ids)]).tolist()}
+    # The words whose posting names a re-parsed file: for a few files, the postings holding one
+    # of their ids' bytes anywhere (SQLite's byte search; a match out of alignment only rewrites
+    # a posting as it was), else every posting decoded.
+    if len(fresh) <= _BYTE_SEARCHES:
+        where = " OR ".join(["instr(files, ?) > 0"] * len(fresh))
+        needles = [store.encode_file_ids([i]) for i in fresh]
+        postings = dict(db.execute(f"SELECT word, files FROM earlier.code_words WHERE {where}", needles))
+    else:
+        old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
+        blobs = [posting for _, posting in old]
+        file_ids = store.decode_file_ids(b"".join(blobs))
+        owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
+        named = np.unique(owners[np.isin(file_ids, np.asarray(fresh, dtype=np.int64))]).tolist()
+        postings = dict(old[i] for i in named)
+    # And the words a re-parsed file spells now, with the postings other files give them.
     spelled: defaultdict[str, list[int]] = defaultdict(list)
     for i in fresh:
         for word in records[i].code_words:
             spelled[word].append(i)
-    touched.update(spelled)
-    postings = {word: posting for word, posting in old if word in touched}
+    unread = sorted(set(spelled).difference(postings))
+    for start in range(0, len(unread), _IN_LIST):
+        part = unread[start : start + _IN_LIST]
+        marks = ", ".join("?" * len(part))
+        postings.update(db.execute(f"SELECT word, files FROM earlier.code_words WHERE word IN ({marks})", part))
+    touched = set(postings).union(spelled)
     fresh_set = set(fresh)
     rows, emptied = [], []
     for word in sorted(touched):

@@ -424,6 +424,11 @@ class WordIndex:
         return list(zip(hits.tolist(), scores.tolist()))
 
 
+#: token -> its (word, stem) pairs: a function of the token alone, so kept across indexes and
+#: their generations (bounded by config.TOKEN_PARTS_CACHE_ENTRIES).
+_TOKEN_PARTS: dict[str, tuple[tuple[str, str], ...]] = {}
+
+
 class _Vocabulary:
     """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
     arrays. The words of each distinct token are worked out once."""
@@ -433,8 +438,10 @@ class _Vocabulary:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.words: list[str] = []
-        #: token -> its (word, stem) pairs.
-        self._parts: dict[str, tuple[tuple[str, str], ...]] = {}
+        #: token -> its (word, stem) pairs, shared by every vocabulary of the process.
+        self._parts = _TOKEN_PARTS
+        if len(_TOKEN_PARTS) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
+            _TOKEN_PARTS.clear()
 
     def pairs(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """(word ids, text positions) of every word of every text, in order, without the tokens
