@@ -18,6 +18,7 @@ from maguyva.embed import make_embedder
 from maguyva.index import build as build_module
 from maguyva.index import store
 from maguyva.index.build import build_index
+from maguyva.index.text_layers import LayeredTextIndex
 
 FIXTURE = {
     "pkg/__init__.py": "",
@@ -113,6 +114,7 @@ def snapshot(index_dir: Path) -> dict[str, object]:
     """Everything an index holds that a search could see, minus times and sizes."""
     generation = store.current_generation(index_dir)
     meta = generation / store.META
+    text = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
     return {
         "files": table(meta, "SELECT id, path, language, sha256, roles, role_names FROM files ORDER BY id"),
         "chunks": table(meta, "SELECT * FROM chunks ORDER BY id"),
@@ -122,7 +124,8 @@ def snapshot(index_dir: Path) -> dict[str, object]:
         "code_words": table(meta, "SELECT * FROM code_words ORDER BY word"),
         "codes": np.load(generation / store.CODES).tobytes(),
         "nodes": (generation / store.NODES).read_bytes(),
-        "text": (generation / store.TEXT_INDEX).read_bytes(),
+        # The trigram index's documents, whichever layer holds each (`index.text_layers`).
+        "text": [text.doc_bytes(i) for i in range(text.doc_count)],
     }
 
 

@@ -199,6 +199,11 @@ class Tuning:
     #: Chunks embedded at a time by a build: their texts exist only meanwhile (about 2 KB each),
     #: so a build's memory does not grow with a second copy of the repository's code.
     EMBED_GROUP_CHUNKS: int = 16_384
+    #: An edit that keeps every path rewrites only the trigram index's delta layer (the documents
+    #: edited since its base was written) while the delta's content is at most this share of the
+    #: base's; past it, or when files come or go, both are merged into a new base. Each edit then
+    #: writes at most about this share of a whole index, and queries search two layers at most.
+    TEXT_DELTA_MAX_SHARE: float = 0.1
 
 
     # Hashed once: derived tables are looked up by tuning on every question (`per_reader`), and a

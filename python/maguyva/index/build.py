@@ -43,6 +43,7 @@ from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
+from maguyva.index.text_layers import LayeredTextIndex
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
@@ -542,8 +543,8 @@ class Previous:
 
     def text_index(
         self, walked: Sequence[tuple[str, int, int]], max_file_size: int, include_secrets: bool
-    ) -> TrigramIndex | None:
-        """The previous generation's trigram index, when a build of the files `walked` with these
+    ) -> LayeredTextIndex | None:
+        """The previous generation's trigram index (both layers), when a build of the files `walked` with these
         walk options can keep its documents (in their order: ids are positions); None when there
         is none, or it is damaged (the build then reads and indexes every file)."""
         if self.generation is None or self.stats is None or self.graph is None:
@@ -555,8 +556,8 @@ class Previous:
         if any(a >= b for a, b in zip(common, common[1:])):
             return None
         try:
-            return TrigramIndex.load(self.generation / store.TEXT_INDEX)
-        except (CorruptIndexError, OSError):
+            return LayeredTextIndex.load(self.generation / store.TEXT_INDEX, self.generation / store.TEXT_DELTA)
+        except (CorruptIndexError, OSError, ValueError):
             return None
 
 
@@ -757,24 +758,56 @@ def write_generation(
 
 
 def write_text_index(
-    generation: Path, readable: list[tuple[str, bytes | None]], previous: Previous, earlier: TrigramIndex | None
+    generation: Path, readable: list[tuple[str, bytes | None]], previous: Previous, earlier: LayeredTextIndex | None
 ) -> None:
     """The trigram index of the `readable` files (path and content; document id = file id: the
-    position among them) into `generation`; freed once written, as nothing of a build reads it.
-    A file whose content is None is as the `previous` generation indexed it: its document is
-    kept from that generation's index `earlier` (`Previous.text_index`), the others are added."""
+    position among them) into `generation`, its two layers (`index.text_layers`); freed once
+    written, as nothing of a build reads it. A file whose content is None is as the `previous`
+    generation indexed it: its document is kept from that generation's index `earlier`
+    (`Previous.text_index`), the others are added. With the same paths as before and a delta
+    still small, the earlier base is kept as it is (linked) and only the delta written again."""
     added = [(i, content) for i, (_, content) in enumerate(readable) if content is not None]
+    empty, _ = TrigramIndex.build([])
     if earlier is None:
         if len(added) != len(readable):
             raise RuntimeError("files were left unread without an earlier trigram index to keep them from")
-        text_index, binary = TrigramIndex.build(added)
+        base, binary = TrigramIndex.build(added)
+        delta = empty
     else:
+        assert previous.generation is not None
         old_id = previous.file_ids()
         kept = [(old_id[path], i) for i, (path, content) in enumerate(readable) if content is None]
-        text_index, binary = earlier.merged(kept, added)
+        same_paths = previous.graph is not None and previous.graph.paths == [path for path, _ in readable]
+        kept_in_delta = [(old, new) for old, new in kept if earlier.replaced[old]]
+        delta_size = sum(len(content) for _, content in added) + sum(
+            earlier.delta.doc_len(old) or 0 for old, _ in kept_in_delta
+        )
+        if same_paths and delta_size <= config.current().TEXT_DELTA_MAX_SHARE * earlier.base.content_bytes:
+            # Ids are unchanged: the base stays, the delta holds every document edited since.
+            _link_or_copy(previous.generation / store.TEXT_INDEX, generation / store.TEXT_INDEX)
+            delta, binary = earlier.delta.merged(kept_in_delta, added)
+            if binary:
+                raise RuntimeError(f"binary content reached the text index: documents {binary}")
+            delta.save(generation / store.TEXT_DELTA)
+            return
+        # One new base: the documents of the delta are given to it as new ones.
+        from_delta = [(new, earlier.delta.doc_bytes(old)) for old, new in kept_in_delta]
+        from_base = [(old, new) for old, new in kept if not earlier.replaced[old]]
+        base, binary = earlier.base.merged(from_base, sorted(added + from_delta))
+        delta = empty
     if binary:  # read_files already left binary files out, by the same rule
         raise RuntimeError(f"binary content reached the text index: documents {binary}")
-    text_index.save(generation / store.TEXT_INDEX)
+    base.save(generation / store.TEXT_INDEX)
+    delta.save(generation / store.TEXT_DELTA)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """`target` as a second name of the immutable file `source` (a copy where the file system
+    has no hard links)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def code_word_rows(records: list[FileRecord], earlier: sqlite3.Connection | None = None) -> list[tuple[str, bytes]]:

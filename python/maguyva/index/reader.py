@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from maguyva import config
-from maguyva._core import TrigramIndex
 from maguyva.errors import CorruptIndexError, IndexStoreError
 from maguyva.index import graph, roles, store
+from maguyva.index.text_layers import LayeredTextIndex
 
 #: Results ending within this many lines of a file's top are cut from its bytes by splitting.
 _SPLIT_LINES = 64
@@ -97,7 +97,7 @@ class IndexReader:
                 raise ValueError("a chunk names a graph node that nodes.npy lacks")
             self.chunk_centrality = self.node_centrality[chunk_node].astype(np.float32)
             self.codes = store.load_codes(generation / store.CODES)
-            self.text = TrigramIndex.load(generation / store.TEXT_INDEX)
+            self.text = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
         except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
             self.db.close()
             if isinstance(err, IndexStoreError) and not isinstance(err, CorruptIndexError):
@@ -302,7 +302,7 @@ class IndexReader:
         self._pinned.close()
 
 
-def _find_line_breaks(text: TrigramIndex, file_id: int) -> np.ndarray:
+def _find_line_breaks(text: LayeredTextIndex, file_id: int) -> np.ndarray:
     return np.flatnonzero(np.frombuffer(text.doc_bytes(file_id), dtype=np.uint8) == 10)
 
 

@@ -8,6 +8,7 @@ An index is a folder:
         READERS         held shared (flock) by every process reading this generation
         meta.sqlite     files, chunks, symbols, references, graph edges, code words
         text.idx        the trigram index over file contents (its own checksummed format)
+        text-delta.idx  the documents edited since text.idx was written, which replace its own
         codes.npy       packed binary embeddings, one row per chunk (memory-mapped when read)
         nodes.npy       each graph node's PageRank and in-degree (float64, a row per node)
         MANIFEST        size and SHA-256 of each file above, written last
@@ -48,24 +49,26 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
 READERS = "READERS"
 META = "meta.sqlite"
 TEXT_INDEX = "text.idx"
+#: The trigram index's delta layer (`index.text_layers`): edited documents under their file ids.
+TEXT_DELTA = "text-delta.idx"
 CODES = "codes.npy"
 #: What is derived from the whole graph, kept apart from the rows of each file, so that an update
 #: copies those rows from the previous generation as they are.
 NODES = "nodes.npy"
 MANIFEST = "MANIFEST"
 #: The parts of a generation that MANIFEST vouches for.
-PARTS = (META, TEXT_INDEX, CODES, NODES)
+PARTS = (META, TEXT_INDEX, TEXT_DELTA, CODES, NODES)
 #: Parts whose own format carries a checksum of every byte, which loading them checks: opening
 #: checks only their size against MANIFEST (hashing text.idx again would double the cost of
 #: opening a large index: 90 ms instead of 45 for a 110 MB one).
-SELF_CHECKED = (TEXT_INDEX,)
+SELF_CHECKED = (TEXT_INDEX, TEXT_DELTA)
 #: How often opening retries when the generation it read from CURRENT was replaced meanwhile.
 _OPEN_ATTEMPTS = 50
 

@@ -1,0 +1,135 @@
+"""The trigram index in two layers: a base and a delta of edited documents answer as one index of
+the documents they hold together, and an update that keeps every path writes only the delta."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maguyva import TrigramIndex, config
+from maguyva.index import store
+from maguyva.index.build import build_index
+from maguyva.index.reader import IndexReader
+from maguyva.index.text_layers import LayeredTextIndex
+
+WORDS = ["ledger", "Ledger", "tally", "sift", "grain", "GRAIN", "sieve", "oven", "\n", " ", "(", ")"]
+TERMS = ["ledger", "grain", "sift(", "oven", "tal", "ieve", "ledger tally"]
+
+
+def documents(draw_words: list[list[int]]) -> list[bytes]:
+    return ["".join(WORDS[i] for i in words).encode() for words in draw_words]
+
+
+def layout(docs: list[bytes], lines_per_chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chunks of `lines_per_chunk` lines over each document: (chunk_start_key, file_chunk_offsets)."""
+    keys, offsets = [], [0]
+    for doc_id, doc in enumerate(docs):
+        lines = doc.count(b"\n") + 1
+        keys.extend((doc_id << 32) | start for start in range(1, lines + 1, lines_per_chunk))
+        offsets.append(len(keys))
+    return np.asarray(keys, dtype=np.int64), np.asarray(offsets, dtype=np.int64)
+
+
+def same(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
+    return all(x.tolist() == y.tolist() for x, y in zip(a, b, strict=True))
+
+
+doc_words = st.lists(st.integers(0, len(WORDS) - 1), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base_docs=st.lists(doc_words, min_size=1, max_size=8),
+    edits=st.dictionaries(st.integers(0, 7), doc_words, max_size=5),
+    lines_per_chunk=st.integers(1, 3),
+)
+def test_a_base_and_its_delta_answer_as_one_index_of_their_documents(base_docs, edits, lines_per_chunk):
+    base_bytes = documents(base_docs)
+    edited = {i: doc for i, doc in zip(edits, documents(list(edits.values()))) if i < len(base_bytes)}
+    final = [edited.get(i, doc) for i, doc in enumerate(base_bytes)]
+    base, _ = TrigramIndex.build(list(enumerate(base_bytes)))
+    delta, _ = TrigramIndex.build(sorted(edited.items()))
+    layered = LayeredTextIndex(base, delta)
+    whole, _ = TrigramIndex.build(list(enumerate(final)))
+
+    assert [layered.doc_bytes(i) for i in range(layered.doc_count)] == final
+    for fold in (False, True):
+        flags = [fold] * len(TERMS)
+        assert same(layered.search_lines(TERMS, flags), whole.search_lines(TERMS, flags))
+        keys, offsets = layout(final, lines_per_chunk)
+        assert same(
+            layered.chunk_line_counts(TERMS, flags, keys, offsets), whole.chunk_line_counts(TERMS, flags, keys, offsets)
+        )
+
+
+def test_a_delta_naming_a_document_the_base_lacks_is_refused():
+    base, _ = TrigramIndex.build([(0, b"tally\n"), (1, b"sift\n")])
+    delta, _ = TrigramIndex.build([(2, b"grain\n")])
+    with pytest.raises(ValueError, match="document 2 of 2"):
+        LayeredTextIndex(base, delta)
+
+
+GRANARY = {
+    "mill/ledger.py": "def tally(items):\n    return sum(items)\n",
+    "mill/sieve.py": "def sift(grain):\n    return [g for g in grain if g]\n",
+    "mill/oven.py": "class Oven:\n    def bake(self, dough):\n        return dough\n",
+    "mill/notes.md": "# Mill\n\nGrain goes through the sieve, then the oven.\n" * 40,
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    then = time.time() - 60  # older than the build's walk: a stat the index records is trusted
+    for path in files:
+        os.utime(root / path, (then, then))
+
+
+def layers(index_dir: Path) -> tuple[int, LayeredTextIndex]:
+    generation = store.current_generation(index_dir)
+    base = generation / store.TEXT_INDEX
+    return base.stat().st_ino, LayeredTextIndex.load(base, generation / store.TEXT_DELTA)
+
+
+def test_an_edit_in_place_writes_only_the_delta_and_files_coming_or_going_merge_it(tmp_path):
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    base_file, text = layers(index_dir)
+    assert text.delta_docs == 0
+    pinned = IndexReader(index_dir)  # keeps the first generation on disk
+    try:
+        # Two edits in place: the base is the first generation's file, linked; the delta holds
+        # both edited documents, the second edit's replacing the first's.
+        write(root, {"mill/ledger.py": "def tally(items):\n    return max(items)\n"})
+        build_index(root, index_dir)
+        write(root, {"mill/ledger.py": "def tally(items):\n    return min(items)\n", "mill/sieve.py": "def sift(g):\n    return g\n"})
+        build_index(root, index_dir)
+        linked, text = layers(index_dir)
+        assert linked == base_file and text.delta_docs == 2
+        assert b"min(items)" in text.doc_bytes(0) and text.search_lines(["max(items)"], [False])[0].size == 0
+
+        # A file added moves the ids: one new base, no delta.
+        write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
+        build_index(root, index_dir)
+        moved, text = layers(index_dir)
+        assert moved != base_file and text.delta_docs == 0
+
+        # A delta past its share of the base is merged into a new base.
+        write(root, {"mill/oven.py": "class Oven:\n    def bake(self, loaf):\n        return loaf\n"})
+        build_index(root, index_dir, tuning=config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=0.0))
+        merged, text = layers(index_dir)
+        assert merged != moved and text.delta_docs == 0
+    finally:
+        pinned.close()
+    full = tmp_path / "full"
+    build_index(root, full, rebuild=True)
+    _, whole = layers(full)
+    assert [text.doc_bytes(i) for i in range(text.doc_count)] == [whole.doc_bytes(i) for i in range(whole.doc_count)]
