@@ -3,6 +3,8 @@ the documents they hold together, and an update that keeps every path writes onl
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -114,6 +116,10 @@ def test_an_edit_in_place_writes_only_the_delta_and_files_coming_or_going_merge_
         build_index(root, index_dir)
         linked, text = layers(index_dir)
         assert linked == base_file and text.delta_docs == 2
+        # Its MANIFEST entry is the first generation's, and true.
+        generation = store.current_generation(index_dir)
+        entry = json.loads((generation / store.MANIFEST).read_bytes())["parts"][store.TEXT_INDEX]
+        assert entry["sha256"] == hashlib.sha256((generation / store.TEXT_INDEX).read_bytes()).hexdigest()
         assert b"min(items)" in text.doc_bytes(0) and text.search_lines(["max(items)"], [False])[0].size == 0
 
         # A file added moves the ids: one new base, no delta.
@@ -133,3 +139,24 @@ def test_an_edit_in_place_writes_only_the_delta_and_files_coming_or_going_merge_
     build_index(root, full, rebuild=True)
     _, whole = layers(full)
     assert [text.doc_bytes(i) for i in range(text.doc_count)] == [whole.doc_bytes(i) for i in range(whole.doc_count)]
+
+
+def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path):
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    first = IndexReader(index_dir)
+    try:
+        write(root, {"mill/ledger.py": "def tally(items):\n    return len(items)\n"})
+        build_index(root, index_dir)
+        edited = IndexReader(index_dir, first)
+        assert edited.text.base is first.text.base and edited.text.delta_docs == 1
+        assert b"len(items)" in edited.text.doc_bytes(0)
+        write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
+        build_index(root, index_dir)
+        added = IndexReader(index_dir, edited)  # a new base: loaded, not borrowed
+        assert added.text.base is not edited.text.base and added.text.doc_count == 5
+        for reader in (edited, added):
+            reader.close()
+    finally:
+        first.close()

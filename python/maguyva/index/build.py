@@ -226,7 +226,7 @@ def _build_index(
                 "skipped_files": [list(f) for f in skipped_files],
             }
             counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous)
-            store.seal(generation)
+            store.seal(generation, previous.generation)
             store.publish(index_dir, generation)
             stages["write"] = time.perf_counter() - clock
         except BaseException as err:

@@ -368,16 +368,39 @@ def new_generation(index_dir: Path) -> Path:
     return generation
 
 
-def seal(generation: Path) -> None:
-    """Flush every part of a finished generation to disk and write its MANIFEST, last."""
+def seal(generation: Path, earlier: Path | None = None) -> None:
+    """Flush every part of a finished generation to disk and write its MANIFEST, last. A part
+    that is the `earlier` generation's own file (a second name of it: generations are never
+    written to once sealed) takes its entry from that generation's MANIFEST, not hashed again."""
+    recorded: dict[str, object] = {}
+    if earlier is not None:
+        try:
+            recorded = json.loads((earlier / MANIFEST).read_bytes())["parts"]
+        except (OSError, ValueError, TypeError, KeyError):
+            recorded = {}
     parts = {}
     for name in PARTS:
         path = generation / name
         with open(path, "rb") as handle:
             os.fsync(handle.fileno())
-            parts[name] = {"size": os.fstat(handle.fileno()).st_size, "sha256": _sha256(handle)}
+            stat = os.fstat(handle.fileno())
+            entry = recorded.get(name) if isinstance(recorded, dict) else None
+            reused = isinstance(entry, dict) and entry.get("size") == stat.st_size
+            if not (reused and _is_earlier_part(stat, earlier, name)):
+                entry = {"size": stat.st_size, "sha256": _sha256(handle)}
+            parts[name] = entry
     write_atomically(generation / MANIFEST, json.dumps({"format_version": FORMAT_VERSION, "parts": parts}).encode())
     _fsync_folder(generation)
+
+
+def _is_earlier_part(stat: os.stat_result, earlier: Path | None, name: str) -> bool:
+    if earlier is None:
+        return False
+    try:
+        other = os.stat(earlier / name)
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (stat.st_dev, stat.st_ino)
 
 
 def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:

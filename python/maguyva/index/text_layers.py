@@ -11,6 +11,7 @@ delta's: the same answers as one index of the same documents.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +34,22 @@ class LayeredTextIndex:
         self.replaced = np.zeros(base.doc_count, dtype=bool)
         self.replaced[replaced] = True
         self.delta_docs = len(replaced)
+        #: The base's file (device, inode, size, mtime), when loaded from one.
+        self.base_identity: tuple[int, int, int, int] | None = None
 
     @classmethod
-    def load(cls, base: Path, delta: Path) -> LayeredTextIndex:
-        return cls(TrigramIndex.load(base), TrigramIndex.load(delta))
+    def load(cls, base: Path, delta: Path, earlier: LayeredTextIndex | None = None) -> LayeredTextIndex:
+        """The layers at `base` and `delta`; the base of `earlier` (an index of an earlier
+        generation) when `base` is the same file, which a generation never writes to again:
+        an edit's generation then loads only its delta."""
+        stat = os.stat(base)
+        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if earlier is not None and earlier.base_identity == identity:
+            layered = cls(earlier.base, TrigramIndex.load(delta))
+        else:
+            layered = cls(TrigramIndex.load(base), TrigramIndex.load(delta))
+        layered.base_identity = identity
+        return layered
 
     def doc_bytes(self, doc_id: int) -> bytes:
         """The content of document `doc_id`."""

@@ -192,7 +192,10 @@ class Repository:
             old.index.close()
 
     def _open(self) -> Index:
-        return Index(IndexReader(self.index_dir), embedder=self.embedder)
+        # The generation being replaced lends the new one what they share (`IndexReader`).
+        current = self._current
+        earlier = current.index.reader if current is not None else None
+        return Index(IndexReader(self.index_dir, earlier), embedder=self.embedder)
 
     def _open_or_build(self, warnings: list[str]) -> BuildSummary | None:
         """Open the published index; build one first when there is none, or when the one
