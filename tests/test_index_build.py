@@ -541,6 +541,18 @@ GRAPH_EDITS = [
     {"mill/sieve.py": "def sift(grain):\n    return grain\n\ndef coarse(grain):\n    return sift(grain)\n\ndef fine(g):\n    return g\n"},
     {"mill/bake.py": "from mill.grind import grind\n\nclass Oven:\n    def bake(self, dough):\n        return tally(dough)\n"},
     {"mill/ledger.py": "def tally(items):\n    return fine(items)\n"},
+    # Files coming and going: ids move, a name gains a second definition or loses its only one,
+    # and an import finds another file, or none, by its path.
+    {"mill/flour.py": "def coarse(g):\n    return g\n\ndef tally(n):\n    return n\n"},
+    {"mill/sieve.py": None},
+    {"lib/sieve.py": "def sift(x):\n    return fine(x)\n\ndef fine(x):\n    return x\n"},
+    {"mill/sieve.py": "def sift(grain):\n    return grain\n"},
+    {"mill/ledger.py": None, "mill/books.py": "from mill.flour import tally\n\ndef audit(items):\n    return tally(items)\n"},
+    {"lib/sieve.py": None, "mill/flour.py": None},
+    # An import that names a file before it exists, then after, then after it is gone again.
+    {"mill/notes.py": "import mill.spice\n\ndef note():\n    return 1\n"},
+    {"mill/spice.py": "def pepper():\n    return 2\n"},
+    {"mill/spice.py": None},
 ]
 
 
@@ -559,11 +571,14 @@ def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monke
     index_dir = tmp_path / "updated"
     build_index(root, index_dir)
     for step, edit in enumerate(GRAPH_EDITS):
-        write_tree(root, edit)
+        write_tree(root, {path: text for path, text in edit.items() if text is not None})
+        for path in [path for path, text in edit.items() if text is None]:
+            (root / path).unlink()
+        resolved.clear()
         updated = build_index(root, index_dir)
-        assert updated.parsed_files == len(edit)
-        # Resolved again: the edited file and those calling a name it defined or defines, not all.
-        assert len(resolved[-1]) < len(GRAPH_TREE)
+        assert updated.parsed_files == sum(text is not None for text in edit.values())
+        # Resolved again: the edited files and those the change reaches, not all.
+        assert not resolved or len(resolved[-1]) < updated.files
         full = build_index(root, tmp_path / f"full-{step}", rebuild=True)
         edges = "SELECT src, dst, kind, line FROM edges"
         meta = store.current_generation(index_dir) / store.META

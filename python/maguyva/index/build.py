@@ -523,6 +523,18 @@ class Previous:
                     )
         return found
 
+    def importers_of(self, tails: set[str]) -> set[int]:
+        """The previous generation's files with an import that one of `tails` could resolve
+        (a component of the path it names, `graph.import_parts`)."""
+        if not tails or self.generation is None or self.graph is None:
+            return set()
+        paths = self.graph.paths
+        with contextlib.closing(store.open_database(self.generation)) as db:
+            rows = db.execute("SELECT DISTINCT file_id, name FROM refs WHERE kind = 'import'").fetchall()
+        return {
+            file_id for file_id, name in rows if not tails.isdisjoint(graph.import_parts(name, paths[file_id]))
+        }
+
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
         if not names or self.generation is None:
@@ -944,45 +956,57 @@ def dependency_edges(
 
     An update resolves again only the files the change can reach, and carries the others' edges
     over from the previous generation, renumbered. A file's edges start at its own nodes and
-    depend on its references, on the files an import can mean (all the paths) and on the
-    definitions of the names it calls (`graph._Resolver`). So with the same paths, a file that is
-    unchanged and calls or inherits no name that a changed file defined before or defines now
-    keeps its edges; the changed files and those that do are resolved again. When files were
-    added or removed, every file is."""
+    depend on its references, on the files an import can mean and on the definitions of the
+    names it calls (`graph._Resolver`). So a file that is unchanged keeps its edges unless it
+    calls or inherits a name that a changed, added or removed file defined or defines, or
+    imports a module one of its path components could name (`graph.module_tails`) of a file
+    added or removed; the changed files and those are resolved again."""
     earlier = previous.graph if previous is not None else None
-    everything = range(len(records))
-    if earlier is None or earlier.paths != [r.path for r in records]:
-        return graph.resolve_edges(files, symbols, graph_references(records, everything, previous))
-    assert previous is not None
-    changed = {i for i, r in enumerate(records) if previous.records.get(r.path) is not r}
+    if earlier is None or previous is None or previous.generation is None:
+        return graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+    new_id = {r.path: i for i, r in enumerate(records)}
+    old_to_new = np.array([new_id.get(path, -1) for path in earlier.paths], dtype=np.int64)
+    kept_ids = old_to_new[old_to_new >= 0]
+    if np.any(np.diff(kept_ids) <= 0):  # ids are by path: never so, but then nothing is carried
+        return graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+    changed = [i for i, r in enumerate(records) if r.earlier_id is None]
+    removed = [earlier.paths[old] for old in np.flatnonzero(old_to_new < 0).tolist()]
+    added = [records[i].path for i in changed if records[i].path not in previous.records]
     names = {s.name for i in changed for s in records[i].symbols}
-    names.update(s.name for i in changed for s in previous.records[records[i].path].symbols)
-    # The files carried over are the unchanged ones; the others were parsed again.
-    callers = previous.callers_of(names)
-    redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in callers]
+    names.update(
+        s.name for path in [records[i].path for i in changed] + removed
+        if (before := previous.records.get(path)) is not None for s in before.symbols
+    )  # fmt: skip
+    reached = previous.callers_of(names)
+    reached.update(previous.importers_of({t for path in added + removed for t in graph.module_tails(path)}))
+    redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
     resolved = graph.resolve_edges(files, symbols, graph_references(records, redo, previous))
     if not earlier.edges:
         return resolved
-    # The earlier edges of the files kept, in the new numbering: file nodes keep their ids (the
-    # paths are the same), a symbol node moves by how much its file's first symbol moved.
+    # The earlier edges of the files kept, in the new numbering: a file node is its file's new
+    # id, a symbol node moves with its file's first symbol.
     old = np.array([(s, d, line) for s, d, _, line in earlier.edges], dtype=np.int64)
     kinds = [k for _, _, k, _ in earlier.edges]
-    file_count = len(records)
+    old_files, new_files = len(earlier.paths), len(records)
     old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
     new_first = np.concatenate(([0], np.cumsum([len(r.symbols) for r in records])))
-    shift = new_first[:-1] - old_first[:-1]
 
     def file_of(nodes: np.ndarray) -> np.ndarray:
-        symbol = nodes - file_count
-        owner = np.searchsorted(old_first, symbol, side="right") - 1
-        return np.where(nodes < file_count, nodes, owner)
+        owner = np.searchsorted(old_first, nodes - old_files, side="right") - 1
+        return np.where(nodes < old_files, nodes, owner)
 
     def renumbered(nodes: np.ndarray) -> np.ndarray:
-        return np.where(nodes < file_count, nodes, nodes + shift[file_of(nodes)])
+        owner = file_of(nodes)
+        moved = old_to_new[owner]
+        symbol = new_files + new_first[np.maximum(moved, 0)] + (nodes - old_files - old_first[owner])
+        return np.where(moved < 0, -1, np.where(nodes < old_files, moved, symbol))
 
-    keep = ~np.isin(file_of(old[:, 0]), np.array(redo, dtype=np.int64))
-    src, dst = renumbered(old[keep, 0]).tolist(), renumbered(old[keep, 1]).tolist()
-    kept = zip(src, dst, (k for k, kept in zip(kinds, keep.tolist()) if kept), old[keep, 2].tolist())
+    source = old_to_new[file_of(old[:, 0])]
+    keep = (source >= 0) & ~np.isin(source, np.array(redo, dtype=np.int64))
+    src, dst = renumbered(old[keep, 0]), renumbered(old[keep, 1])
+    if np.any(dst < 0):  # an edge kept into a removed file: its caller should have been redone
+        raise RuntimeError("an edge carried over leads into a file that was removed")
+    kept = zip(src.tolist(), dst.tolist(), (k for k, kept in zip(kinds, keep.tolist()) if kept), old[keep, 2].tolist())
     merged = sorted([*((e.src, e.dst, e.kind, e.line) for e in resolved), *kept])
     return [graph.Edge(src, dst, kind, line) for src, dst, kind, line in merged]
 

@@ -110,7 +110,7 @@ class _Resolver:
         # Module lookup: the last component of a module path -> files that provide it.
         self.by_module_tail: dict[str, list[int]] = defaultdict(list)
         for f in files:
-            for tail in _module_tails(f.path):
+            for tail in module_tails(f.path):
                 self.by_module_tail[tail].append(f.id)
 
     def symbol_node(self, symbol: SymbolNode) -> int:
@@ -195,7 +195,8 @@ def _module_parts(path: str) -> list[str]:
     return parts
 
 
-def _module_tails(path: str) -> list[str]:
+def module_tails(path: str) -> list[str]:
+    """The last module components by which an import can name the file at `path`."""
     parts = _module_parts(path)
     tails = [parts[-1]] if parts else []
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
