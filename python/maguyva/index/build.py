@@ -742,7 +742,8 @@ def write_generation(
         if earlier is not None and previous is not None and previous.same_files(records):
             _update_code_words(db, records)
         else:
-            db.executemany("INSERT INTO code_words VALUES (?, ?)", code_word_rows(records, db if earlier else None))
+            rows = _renumbered_code_words(db, records) if earlier is not None else code_word_rows(records)
+            db.executemany("INSERT INTO code_words VALUES (?, ?)", rows)
         counts = {
             "files": len(records),
             "chunks": int(matrix.shape[0]),
@@ -822,51 +823,62 @@ def _link_or_copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def code_word_rows(records: list[FileRecord], earlier: sqlite3.Connection | None = None) -> list[tuple[str, bytes]]:
+def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
     """The rows of the `code_words` table, by word: each word with the ids of the files whose
-    code spells it (`store.encode_file_ids`). The words of records carried over come from the
-    `earlier` generation's postings (attached as `earlier`), renumbered."""
+    code spells it (`store.encode_file_ids`)."""
     # Each word's id is its rank of first appearance (a defaultdict numbering its own keys).
     ids: defaultdict[str, int] = defaultdict()
     ids.default_factory = ids.__len__
     word_ids: list[int] = []
-    owners: list[int] = []
+    for record in records:
+        word_ids.extend(map(ids.__getitem__, record.code_words))
+    words = np.asarray(word_ids, dtype=np.int64)
+    owners = np.repeat(np.arange(len(records)), [len(r.code_words) for r in records])
+    # Grouped by word, the files of each word stay ascending (a stable sort of ascending owners).
+    postings = store.encode_file_ids(owners[np.argsort(words, kind="stable")])
+    ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
+    vocabulary = list(ids)
+    return [
+        (vocabulary[i], postings[(ends[i - 1] if i else 0) : ends[i]])
+        for i in sorted(range(len(vocabulary)), key=vocabulary.__getitem__)
+    ]
+
+
+def _renumbered_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> list[tuple[str, bytes]]:
+    """The `code_words` rows of an update whose file ids moved (files added or removed): the
+    earlier generation's postings (attached as `earlier`) renumbered, its files not carried over
+    dropped, and the words of the records parsed again added. Rows in no particular order."""
+    old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
+    blobs = [posting for _, posting in old]
+    if any(len(posting) % 4 for posting in blobs):
+        raise ValueError("a code_words posting is not a whole number of file ids")
+    old_files = store.decode_file_ids(b"".join(blobs))
+    renumber = np.full(int(old_files.max(initial=-1)) + 1, -1, dtype=np.int64)
+    for file_id, record in enumerate(records):
+        if record.earlier_id is not None and record.earlier_id < len(renumber):
+            renumber[record.earlier_id] = file_id
+    moved = renumber[old_files]
+    carried = moved >= 0
+    # Ids keep their order (paths are sorted), so each posting stays ascending.
+    owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
+    ends = (np.cumsum(np.bincount(owners[carried], minlength=len(old))) * 4).tolist()
+    postings = store.encode_file_ids(moved[carried])
+    spelled: defaultdict[str, list[int]] = defaultdict(list)
     for file_id, record in enumerate(records):
         if record.earlier_id is None:
-            word_ids.extend(map(ids.__getitem__, record.code_words))
-            owners.extend([file_id] * len(record.code_words))
-    words = np.asarray(word_ids, dtype=np.int64)
-    files = np.asarray(owners, dtype=np.int64)
-    if earlier is not None:
-        old = earlier.execute("SELECT word, files FROM earlier.code_words").fetchall()
-        blobs = [posting for _, posting in old]
-        if any(len(posting) % 4 for posting in blobs):
-            raise ValueError("a code_words posting is not a whole number of file ids")
-        old_files = store.decode_file_ids(b"".join(blobs))
-        old_words = np.repeat(
-            np.fromiter((ids[word] for word, _ in old), dtype=np.int64, count=len(old)),
-            [len(posting) // 4 for posting in blobs],
-        )
-        kept = {r.earlier_id: file_id for file_id, r in enumerate(records) if r.earlier_id is not None}
-        renumber = np.full(int(old_files.max(initial=-1)) + 1, -1, dtype=np.int64)
-        for old_id, file_id in kept.items():
-            if old_id < len(renumber):
-                renumber[old_id] = file_id
-        moved = renumber[old_files]
-        carried = moved >= 0
-        words = np.concatenate([words, old_words[carried]])
-        files = np.concatenate([files, moved[carried]])
-    vocabulary = list(ids)
-    rank = np.empty(len(vocabulary), dtype=np.int64)
-    rank[sorted(range(len(vocabulary)), key=vocabulary.__getitem__)] = np.arange(len(vocabulary))
-    word_rank = rank[words]
-    # By word, then ascending file ids within a word.
-    order = np.lexsort((files, word_rank))
-    postings = store.encode_file_ids(files[order])
-    by_rank = sorted(vocabulary)
-    ends = (np.cumsum(np.bincount(word_rank, minlength=len(vocabulary))) * 4).tolist()
-    starts = [0, *ends[:-1]]
-    return [(word, postings[start:end]) for word, start, end in zip(by_rank, starts, ends) if end > start]
+            for word in record.code_words:
+                spelled[word].append(file_id)
+    rows: list[tuple[str, bytes]] = []
+    start = 0
+    for (word, _), end in zip(old, ends):
+        if word in spelled:
+            files = sorted([*store.decode_file_ids(postings[start:end]).tolist(), *spelled.pop(word)])
+            rows.append((word, store.encode_file_ids(files)))
+        elif end > start:
+            rows.append((word, postings[start:end]))
+        start = end
+    rows.extend((word, store.encode_file_ids(files)) for word, files in spelled.items())
+    return rows
 
 
 def _update_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> None:
