@@ -160,3 +160,22 @@ def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path
             reader.close()
     finally:
         first.close()
+
+
+def test_without_hard_links_the_base_is_copied(tmp_path, monkeypatch):
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    first_base = store.current_generation(index_dir) / store.TEXT_INDEX
+    first_bytes, first_inode = first_base.read_bytes(), first_base.stat().st_ino
+
+    def no_links(source, target):  # type: ignore[no-untyped-def]
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    write(root, {"mill/oven.py": "class Oven:\n    def bake(self, crust):\n        return crust\n"})
+    build_index(root, index_dir)
+    base_file, text = layers(index_dir)
+    assert base_file != first_inode and text.delta_docs == 1
+    assert (store.current_generation(index_dir) / store.TEXT_INDEX).read_bytes() == first_bytes
+    assert b"crust" in text.doc_bytes(2)
