@@ -594,7 +594,7 @@ def test_an_edit_in_place_rewrites_only_the_words_it_changes(
     # The files stay the same paths (ids unchanged), so the update copies the earlier words and
     # rewrites those an edited file spelled or spells: one vanishes from every file, one is new,
     # one moves between files, and one stays spelled by another file. Found either way: by a
-    # byte search in SQLite, or with every posting decoded.
+    # byte search in SQLite, or with every posting decoded and renumbered.
     monkeypatch.setattr(build_module, "_BYTE_SEARCHES", byte_searches)
     root = tmp_path / "granary"
     write_tree(root, {

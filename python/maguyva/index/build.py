@@ -51,7 +51,7 @@ EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
 #: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
 _IN_LIST = 500
 #: Edited files up to which an update finds their words' postings by a byte search in SQLite
-#: rather than by decoding every posting.
+#: rather than renumbering every posting (`_renumbered_code_words`).
 _BYTE_SEARCHES = 16
 
 
@@ -731,18 +731,20 @@ def write_generation(
     nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
     (generation / store.NODES).write_bytes(nodes)
 
-    carried = previous is not None and previous.generation is not None and any(
-        r.earlier_id is not None for r in records
-    )
-    earlier = previous.generation / store.META if carried and previous is not None and previous.generation else None
-    db = store.create_database(generation / store.META, earlier)
+    # The previous generation's database, attached when some of its rows are carried over.
+    earlier = previous.generation if previous is not None else None
+    if not any(r.earlier_id is not None for r in records):
+        earlier = None
+    source = previous if earlier is not None else None
+    db = store.create_database(generation / store.META, earlier / store.META if earlier is not None else None)
     try:
-        _insert_rows(db, records, previous if earlier is not None else None)
+        _insert_rows(db, records, source)
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
-        if earlier is not None and previous is not None and previous.same_files(records):
+        fresh = sum(r.earlier_id is None for r in records)
+        if source is not None and source.same_files(records) and fresh <= _BYTE_SEARCHES:
             _update_code_words(db, records)
         else:
-            rows = _renumbered_code_words(db, records) if earlier is not None else code_word_rows(records)
+            rows = _renumbered_code_words(db, records) if source is not None else code_word_rows(records)
             db.executemany("INSERT INTO code_words VALUES (?, ?)", rows)
         counts = {
             "files": len(records),
@@ -883,26 +885,17 @@ def _renumbered_code_words(db: sqlite3.Connection, records: list[FileRecord]) ->
 
 def _update_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> None:
     """The `code_words` rows of an update whose files are the earlier generation's, id for id
-    (attached as `earlier`): its rows copied, then those of the words a re-parsed file spelled
-    or spells rewritten (`code_word_rows`' rows for the same records)."""
+    (attached as `earlier`), with at most `_BYTE_SEARCHES` of them parsed again: its rows copied,
+    then those of the words a re-parsed file spelled or spells rewritten."""
     fresh = [i for i, r in enumerate(records) if r.earlier_id is None]
     db.execute("INSERT INTO code_words SELECT word, files FROM earlier.code_words")
     if not fresh:
         return
-    # The words whose posting names a re-parsed file: for a few files, the postings holding one
-    # of their ids' bytes anywhere (SQLite's byte search; a match out of alignment only rewrites
-    # a posting as it was), else every posting decoded.
-    if len(fresh) <= _BYTE_SEARCHES:
-        where = " OR ".join(["instr(files, ?) > 0"] * len(fresh))
-        needles = [store.encode_file_ids([i]) for i in fresh]
-        postings = dict(db.execute(f"SELECT word, files FROM earlier.code_words WHERE {where}", needles))
-    else:
-        old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
-        blobs = [posting for _, posting in old]
-        file_ids = store.decode_file_ids(b"".join(blobs))
-        owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
-        named = np.unique(owners[np.isin(file_ids, np.asarray(fresh, dtype=np.int64))]).tolist()
-        postings = dict(old[i] for i in named)
+    # The words whose posting names a re-parsed file: those holding one of their ids' bytes
+    # anywhere (SQLite's byte search; a match out of alignment only rewrites a posting as it was).
+    where = " OR ".join(["instr(files, ?) > 0"] * len(fresh))
+    needles = [store.encode_file_ids([i]) for i in fresh]
+    postings = dict(db.execute(f"SELECT word, files FROM earlier.code_words WHERE {where}", needles))
     # And the words a re-parsed file spells now, with the postings other files give them.
     spelled: defaultdict[str, list[int]] = defaultdict(list)
     for i in fresh:
