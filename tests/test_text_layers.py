@@ -61,6 +61,8 @@ def test_a_base_and_its_delta_answer_as_one_index_of_their_documents(base_docs, 
     whole, _ = TrigramIndex.build(list(enumerate(final)))
 
     assert [layered.doc_bytes(i) for i in range(layered.doc_count)] == final
+    # A result's lines come from the layer holding its document.
+    assert [layered.doc_lines(i, 1, 1 << 20) for i in range(layered.doc_count)] == final
     for fold in (False, True):
         flags = [fold] * len(TERMS)
         assert same(layered.search_lines(TERMS, flags), whole.search_lines(TERMS, flags))

@@ -111,6 +111,9 @@ class TrigramIndex:
         """The ids of the indexed documents, ascending."""
     def doc_len(self, doc_id: int) -> int | None:
         """Length in bytes of a document, None if it is not indexed."""
+    def doc_lines(self, doc_id: int, start: int, end: int) -> bytes | None:
+        """Lines start..end (1-based) of a document joined by their newlines; None past its last
+        line; ValueError if it is not indexed."""
     def doc_bytes(self, doc_id: int) -> bytes:
         """The stored content of a document; ValueError if it is not indexed."""
     @property

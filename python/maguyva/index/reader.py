@@ -8,7 +8,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, partial, wraps
+from functools import cached_property, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,9 +18,6 @@ from maguyva import config
 from maguyva.errors import CorruptIndexError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.text_layers import LayeredTextIndex
-
-#: Results ending within this many lines of a file's top are cut from its bytes by splitting.
-_SPLIT_LINES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +53,6 @@ class IndexReader:
             raise
         #: Byte offsets of the line breaks of recently shown files (bound to the text index, not
         #: to the reader: a reader no one holds is freed at once, and its pin with it).
-        self._line_breaks = lru_cache(maxsize=256)(partial(_find_line_breaks, self.text))
         #: Code-word postings read so far (None: no file spells the word), up to
         #: config.CODE_WORD_CACHE_ENTRIES file ids: questions of one session share their words,
         #: and a posting read from the database costs a question about 0.1 ms.
@@ -179,22 +175,12 @@ class IndexReader:
         return self.text.doc_bytes(file_id).decode("utf-8", errors="replace").splitlines()
 
     def lines_between(self, file_id: int, start: int, end: int) -> list[str]:
-        """Lines start..end (1-based, inclusive) of a file. Near the top of a file the bytes are
-        split no further than needed; deeper, where the lines start comes from a cache of recently
-        used files' line breaks, so a result at line 3,000 costs a slice, not 3,000 splits."""
-        data = self.text.doc_bytes(file_id)
-        if end <= _SPLIT_LINES:
-            parts = data.split(b"\n", end)[start - 1 : end]
-        else:
-            breaks = self._line_breaks(file_id)
-            lines = len(breaks) + 1
-            if start > lines:
-                return []
-            last = min(end, lines)
-            first_byte = 0 if start == 1 else int(breaks[start - 2]) + 1
-            last_byte = int(breaks[last - 1]) if last - 1 < len(breaks) else len(data)
-            parts = data[first_byte:last_byte].split(b"\n")
-        return [p.decode("utf-8", errors="replace").rstrip("\r") for p in parts]
+        """Lines start..end (1-based, inclusive) of a file, as far as it has them; the core finds
+        them, so a result costs its own lines, not a copy of its whole file."""
+        found = self.text.doc_lines(file_id, start, end) if end >= start else None
+        if found is None:
+            return []
+        return [p.decode("utf-8", errors="replace").rstrip("\r") for p in found.split(b"\n")]
 
     def chunk_text(self, chunk_id: int) -> str:
         lines = self.file_lines(int(self.chunk_file[chunk_id]))
@@ -307,10 +293,6 @@ class IndexReader:
         with self._db_lock:
             self.db.close()
         self._pinned.close()
-
-
-def _find_line_breaks(text: LayeredTextIndex, file_id: int) -> np.ndarray:
-    return np.flatnonzero(np.frombuffer(text.doc_bytes(file_id), dtype=np.uint8) == 10)
 
 
 _Derived = TypeVar("_Derived")

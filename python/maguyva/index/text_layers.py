@@ -57,6 +57,12 @@ class LayeredTextIndex:
             return self.delta.doc_bytes(doc_id)
         return self.base.doc_bytes(doc_id)
 
+    def doc_lines(self, doc_id: int, start: int, end: int) -> bytes | None:
+        """Lines `start..end` (1-based) of document `doc_id` (`TrigramIndex.doc_lines`)."""
+        if 0 <= doc_id < self.doc_count and self.replaced[doc_id]:
+            return self.delta.doc_lines(doc_id, start, end)
+        return self.base.doc_lines(doc_id, start, end)
+
     def delta_bytes(self) -> int:
         """The bytes of content the delta holds."""
         return int(self.delta.content_bytes)

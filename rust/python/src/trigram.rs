@@ -222,6 +222,15 @@ impl TrigramIndex {
         Ok(PyBytes::new(py, bytes))
     }
 
+    /// Lines `start..=end` (1-based) of a document, joined by their newlines; None when `start`
+    /// is past its last line (a document of n newlines has n + 1 lines).
+    fn doc_lines<'py>(&self, py: Python<'py>, doc_id: u32, start: usize, end: usize) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if self.inner.doc_bytes(doc_id).is_none() {
+            return Err(PyValueError::new_err(format!("document {doc_id} is not in the index")));
+        }
+        Ok(self.inner.doc_lines(doc_id, start, end).map(|bytes| PyBytes::new(py, bytes)))
+    }
+
     /// Number of indexed documents.
     #[getter]
     fn doc_count(&self) -> usize {

@@ -527,11 +527,10 @@ def demotion_factors() -> dict[str, float]:
     }
 
 
-def _demotions(
-    secondary: bool, header: bool, part: bool, outdated: bool, windows_port: bool
-) -> tuple[tuple[str, float], ...]:
-    factors = demotion_factors()
-    applies = (secondary, header, part, outdated, windows_port)
+def _demotions(factors: dict[str, float], *applies: bool) -> tuple[tuple[str, float], ...]:
+    """(why, factor) of each demotion of `DEMOTIONS` that `applies` (one flag each, in order)."""
+    if not any(applies):
+        return ()
     return tuple((why, factors[why]) for why, on in zip(DEMOTIONS, applies) if on)
 
 
@@ -580,8 +579,8 @@ def rerank(
     adjustments = {}
     # The path and demotion signals depend on the file only: worked out once per file.
     per_file: dict[int, Adjustment] = {}
-    for chunk in scored.keys() | definition.keys():
-        file_id = int(reader.chunk_file[chunk])
+    chunks = list(scored.keys() | definition.keys())
+    for chunk, file_id in zip(chunks, reader.chunk_file[chunks].tolist()):
         known = per_file.get(file_id)
         if known is None:
             known = per_file[file_id] = of_file(file_id)
@@ -613,29 +612,35 @@ class _FileSignals:
         self.named_versions = frozenset(_VERSION_IN_QUESTION.findall(query)) if self.older else frozenset()
         wants_ports = signals.secondary and not _WINDOWS_IN_QUESTION.search(query)
         self.ports = windows_ports(reader) if wants_ports else frozenset()
+        # The tuned numbers once per question, not once per file (`config.current` is a lookup).
+        tuning = config.current()
+        self.path_bonus, self.path_min_share = tuning.PATH_BONUS * best, tuning.PATH_MIN_SHARE
+        self.file_name_bonus = tuning.FILE_NAME_BONUS * best
+        self.factors = demotion_factors()
 
     @cached_property
-    def _shares(self) -> np.ndarray:
+    def _shares(self) -> list[float]:
         """Per file, the share of the question's words its path agrees with (`matched_share`,
         for all files at once)."""
         vocabulary = path_vocabulary(self.reader)
         agreeing = np.zeros(len(self.reader.files))
         for word in self.words:
             agreeing += vocabulary.agreeing_files(word, self.initials)
-        return agreeing / len(self.words)
+        shares: list[float] = (agreeing / len(self.words)).tolist()
+        return shares
 
     def __call__(self, file_id: int) -> Adjustment:
-        info = self.reader.files[file_id]
-        share = float(self._shares[file_id]) if self.words else 0.0
+        share = self._shares[file_id] if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
         part = self.parts.get(file_id)
         unasked_part = part is not None and not spells(self.words, part)
         return Adjustment(
-            path=config.current().PATH_BONUS * self.best * share if share >= config.current().PATH_MIN_SHARE else 0.0,
+            path=self.path_bonus * share if share >= self.path_min_share else 0.0,
             file_name=(
-                config.current().FILE_NAME_BONUS * self.best if share and spells_name(self.words, info.path, self.initials) else 0.0
+                self.file_name_bonus if share and spells_name(self.words, self.reader.files[file_id].path, self.initials) else 0.0
             ),
             demotions=_demotions(
+                self.factors,
                 self.secondary and bool(self.reader.file_roles[file_id] & roles.SECONDARY),
                 file_id in self.headers,
                 unasked_part,

@@ -149,6 +149,19 @@ impl TrigramIndex {
         self.ordinal_of(doc_id).map(|ordinal| self.content(ordinal))
     }
 
+    /// Lines `start..=end` (1-based) of document `doc_id`, as the bytes from the first one's
+    /// start to the last one's end without its newline: a result's few lines without copying
+    /// its whole file. A document of n newlines has n + 1 lines (the last one empty when it
+    /// ends with a newline); `None` when `start` is past them, or the document is not indexed.
+    pub fn doc_lines(&self, doc_id: u32, start: usize, end: usize) -> Option<&[u8]> {
+        let content = self.doc_bytes(doc_id)?;
+        let start = start.max(1);
+        let mut newlines = memchr::memchr_iter(b'\n', content);
+        let first = if start == 1 { 0 } else { newlines.nth(start - 2)? + 1 };
+        let last = if end < start { first } else { newlines.nth(end - start).unwrap_or(content.len()) };
+        Some(&content[first..last])
+    }
+
     /// Number of distinct trigrams.
     pub fn trigram_count(&self) -> usize {
         self.layout.trigrams
@@ -381,6 +394,20 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn doc_lines_are_the_lines_asked_for() {
+        let index = TrigramIndex::build(vec![(4, b"one\ntwo\nthree\n".to_vec()), (5, b"no newline".to_vec())]).unwrap().0;
+        assert_eq!(index.doc_lines(4, 1, 1), Some(&b"one"[..]));
+        assert_eq!(index.doc_lines(4, 2, 3), Some(&b"two\nthree"[..]));
+        // The empty line after the last newline is the fourth; past it there is none.
+        assert_eq!(index.doc_lines(4, 3, 9), Some(&b"three\n"[..]));
+        assert_eq!(index.doc_lines(4, 4, 4), Some(&b""[..]));
+        assert_eq!(index.doc_lines(4, 5, 6), None);
+        assert_eq!(index.doc_lines(5, 1, 2), Some(&b"no newline"[..]));
+        assert_eq!(index.doc_lines(5, 2, 2), None);
+        assert_eq!(index.doc_lines(6, 1, 1), None);
+    }
+
     use super::*;
 
     fn index(docs: &[(u32, &[u8])]) -> TrigramIndex {
