@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from maguyva import Index
 from maguyva.serve.cli import main
@@ -361,3 +363,21 @@ def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
         np.testing.assert_array_equal(ids, line_ids)
         np.testing.assert_array_equal(tf, line_tf)
         assert tf.sum() > 0
+
+
+@given(
+    scores=st.lists(st.sampled_from([0.5, 1.0, 1.25, 2.0, 3.5]), max_size=300),
+    limit=st.integers(min_value=1, max_value=60),
+)
+def test_the_best_scores_come_in_the_order_a_full_sort_gives(scores, limit):
+    # Only the scores at or above the limit-th are sorted; ties (drawn from five values, so
+    # there are many) still go to the lower chunk id, as sorting every score would have them.
+    import numpy as np
+
+    from maguyva.query.retrievers.text import best_first
+
+    rng = np.random.default_rng(len(scores) * 61 + limit)
+    ids = rng.permutation(len(scores) * 3)[: len(scores)].astype(np.int64)
+    values = np.asarray(scores, dtype=np.float64)
+    expected = np.lexsort((ids, -values))[:limit]
+    np.testing.assert_array_equal(best_first(ids, values, limit), expected)

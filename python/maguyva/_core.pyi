@@ -132,6 +132,17 @@ class TrigramIndex:
     def size_bytes(self) -> int: ...
     def __len__(self) -> int: ...
 
+def chunk_term_table(
+    terms: npt.NDArray[np.uint32],
+    chunks: npt.NDArray[np.uint32],
+    counts: npt.NDArray[np.uint32],
+    chunk_count: int,
+    width: int,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64]]:
+    """(term, chunk, count) columns as the chunks holding any term, ascending, and a float64
+    (chunks, width) table of their counts (a pair given twice adds up); ValueError for a term
+    or chunk out of range or columns of different lengths."""
+
 # Names of code ------------------------------------------------------------------------------
 
 def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:

@@ -12,7 +12,29 @@ use std::path::PathBuf;
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TrigramIndex>()?;
     m.add_class::<LiteralMatches>()?;
+    m.add_function(wrap_pyfunction!(chunk_term_table, m)?)?;
     Ok(())
+}
+
+/// (term, chunk, count) columns (uint32, as `TrigramIndex.chunk_line_counts` gives them) as a
+/// table: the chunks holding any term, ascending (uint32), and a float64 (chunks, width) array of
+/// their counts.
+#[pyfunction]
+fn chunk_term_table<'py>(
+    py: Python<'py>,
+    terms: PyReadonlyArray1<'py, u32>,
+    chunks: PyReadonlyArray1<'py, u32>,
+    counts: PyReadonlyArray1<'py, u32>,
+    chunk_count: usize,
+    width: usize,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (terms, chunks, counts) = (terms.as_slice()?, chunks.as_slice()?, counts.as_slice()?);
+    let (ids, table) = py
+        .detach(|| maguyva_core::trigram::chunk_term_table(terms, chunks, counts, chunk_count, width))
+        .map_err(to_py)?;
+    let rows = ids.len();
+    let table = Array2::from_shape_vec((rows, width), table).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyTuple::new(py, [Array1::from_vec(ids).into_pyarray(py).into_any(), table.into_pyarray(py).into_any()])
 }
 
 /// The terms' bytes, once there is one case flag per term.

@@ -619,18 +619,18 @@ class _FileSignals:
         self.factors = demotion_factors()
 
     @cached_property
-    def _shares(self) -> list[float]:
+    def _shares(self) -> np.ndarray:
         """Per file, the share of the question's words its path agrees with (`matched_share`,
         for all files at once)."""
         vocabulary = path_vocabulary(self.reader)
         agreeing = np.zeros(len(self.reader.files))
         for word in self.words:
             agreeing += vocabulary.agreeing_files(word, self.initials)
-        shares: list[float] = (agreeing / len(self.words)).tolist()
+        shares: np.ndarray = agreeing / len(self.words)
         return shares
 
     def __call__(self, file_id: int) -> Adjustment:
-        share = self._shares[file_id] if self.words else 0.0
+        share = float(self._shares[file_id]) if self.words else 0.0
         outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
         part = self.parts.get(file_id)
         unasked_part = part is not None and not spells(self.words, part)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maguyva import config
+from maguyva._core import chunk_term_table
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
@@ -80,7 +81,7 @@ class TextRetriever:
         norm = k1 * (1 - b + b * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
         scores = (weights * idf * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)
         _definitions_first(reader, query, ids, scores)
-        order = np.lexsort((ids, -scores))[:limit]
+        order = best_first(ids, scores, limit)
         spans = _matching_lines(chunks, lines, ids[order]) if query.line_spans else {}
         # Plain Python numbers first: indexing numpy arrays one scalar at a time is slow.
         chosen, chosen_scores = ids[order].tolist(), scores[order].tolist()
@@ -95,22 +96,33 @@ class TextRetriever:
         return query_terms(query.text)
 
 
+def best_first(ids: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
+    """The positions of the `limit` highest `scores`, best first, the lower id on a tie: what a
+    sort of every score gives, sorting only the scores at or above the `limit`-th (a common
+    word's tens of thousands of chunks are not sorted for fifty)."""
+    if len(scores) <= 2 * limit:
+        return np.lexsort((ids, -scores))[:limit]
+    cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+    kept = np.flatnonzero(scores >= cut)
+    return kept[np.lexsort((ids[kept], -scores[kept]))][:limit]
+
+
 def _by_chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
     """The chunks holding a term, ascending, and how many of each term's lines each holds
-    (`tf[i, t]`), counted in the core: a common word's every line never reaches Python."""
+    (`tf[i, t]`), counted in the core: a common word's every line never reaches Python, and the
+    table is made there too."""
     found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked))
-    ids, row = np.unique(chunks, return_inverse=True)
-    tf = np.zeros((len(ids), len(terms)), dtype=np.float64)
-    np.add.at(tf, (row, found_terms), counts)
-    return ids, tf
+    ids, tf = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
+    return ids.astype(np.int64), tf
 
 
 def _chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(term index, chunk, count), uint32, by term then chunk."""
     found_terms, chunks, counts = reader.text.chunk_line_counts(
         [term.text for term in terms], [not term.case_sensitive for term in terms],
         reader.chunk_start_key, reader.file_chunk_offsets,
     )  # fmt: skip
-    return found_terms.astype(np.int64), chunks.astype(np.int64), counts.astype(np.float64)
+    return found_terms, chunks, counts
 
 
 def _by_lines(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -135,7 +147,7 @@ def _caseless_again(
         return found_terms, first, second
     more_terms, more_first, more_second = search([Term(terms[t].text, False, terms[t].weight) for t in retry])
     return (
-        np.concatenate([found_terms, np.asarray(retry, dtype=np.int64)[more_terms]]),
+        np.concatenate([found_terms, np.asarray(retry, dtype=found_terms.dtype)[more_terms]]),
         np.concatenate([first, more_first]),
         np.concatenate([second, more_second]),
     )

@@ -79,6 +79,53 @@ pub fn count_by_chunk(per_term: &[Vec<LiteralMatch>], layout: ChunkLayout<'_>) -
     Ok(out)
 }
 
+/// (term, chunk, count) triples as a table with a row per chunk: the chunks holding any term,
+/// ascending, and their counts, `width` per row (row-major; a (term, chunk) given twice adds up).
+/// Work and memory follow the triples and `chunk_count / 64` words, not `chunk_count` rows: a
+/// question's few thousand chunks of a corpus of millions.
+pub fn chunk_term_table(terms: &[u32], chunks: &[u32], counts: &[u32], chunk_count: usize, width: usize) -> Result<(Vec<u32>, Vec<f64>)> {
+    if terms.len() != chunks.len() || chunks.len() != counts.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{} terms, {} chunks and {} counts: the columns must have one length",
+            terms.len(),
+            chunks.len(),
+            counts.len()
+        )));
+    }
+    if let Some(&term) = terms.iter().find(|&&t| t as usize >= width) {
+        return Err(Error::InvalidArgument(format!("term {term} is not among the {width} terms")));
+    }
+    if let Some(&chunk) = chunks.iter().find(|&&c| c as usize >= chunk_count) {
+        return Err(Error::InvalidArgument(format!("chunk {chunk} is not among the {chunk_count} chunks")));
+    }
+    // A bit per chunk, then the bits set before each word: a chunk's row is its rank.
+    let mut bits = vec![0u64; chunk_count.div_ceil(64)];
+    for &chunk in chunks {
+        bits[chunk as usize / 64] |= 1 << (chunk % 64);
+    }
+    let mut before = Vec::with_capacity(bits.len());
+    let mut rows = 0usize;
+    for &word in &bits {
+        before.push(rows);
+        rows += word.count_ones() as usize;
+    }
+    let mut ids = Vec::with_capacity(rows);
+    for (at, &word) in bits.iter().enumerate() {
+        let mut rest = word;
+        while rest != 0 {
+            ids.push((at * 64) as u32 + rest.trailing_zeros());
+            rest &= rest - 1;
+        }
+    }
+    let mut table = vec![0.0f64; rows * width];
+    for ((&term, &chunk), &count) in terms.iter().zip(chunks).zip(counts) {
+        let (word, bit) = (chunk as usize / 64, chunk % 64);
+        let row = before[word] + (bits[word] & ((1u64 << bit) - 1)).count_ones() as usize;
+        table[row * width + term as usize] += f64::from(count);
+    }
+    Ok((ids, table))
+}
+
 fn push(out: &mut ChunkCounts, term: u32, chunk: u32, count: u32) {
     out.terms.push(term);
     out.chunks.push(chunk);
@@ -88,6 +135,18 @@ fn push(out: &mut ChunkCounts, term: u32, chunk: u32, count: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn triples_become_one_row_per_chunk_in_chunk_order() {
+        // Chunks 3, 64 and 130 across three bitmap words; (1, 64) twice adds up.
+        let (ids, table) = chunk_term_table(&[0, 0, 1, 1, 1], &[130, 3, 64, 3, 64], &[2, 5, 1, 7, 4], 131, 2).unwrap();
+        assert_eq!(ids, [3, 64, 130]);
+        assert_eq!(table, [5.0, 7.0, 0.0, 5.0, 2.0, 0.0]);
+        assert_eq!(chunk_term_table(&[], &[], &[], 0, 3).unwrap(), (vec![], vec![]));
+        assert!(chunk_term_table(&[2], &[0], &[1], 1, 2).is_err());
+        assert!(chunk_term_table(&[0], &[1], &[1], 1, 2).is_err());
+        assert!(chunk_term_table(&[0], &[0, 1], &[1], 2, 2).is_err());
+    }
 
     fn layout_of(chunks: &[(u32, u32)], documents: usize) -> (Vec<i64>, Vec<i64>) {
         let keys = chunks.iter().map(|&(d, line)| (i64::from(d) << 32) + i64::from(line)).collect::<Vec<_>>();

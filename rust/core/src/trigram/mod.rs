@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use build::BINARY_PROBE_LEN;
-pub use chunks::{count_by_chunk, ChunkCounts, ChunkLayout};
+pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkLayout};
 pub use format::{MAGIC as FORMAT_MAGIC, VERSION as FORMAT_VERSION};
 
 /// A built or loaded trigram index.
