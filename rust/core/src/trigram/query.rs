@@ -352,25 +352,55 @@ impl TrigramIndex {
             .map(|&(word, occurrences)| self.decode_word(word as usize, occurrences, with_lines))
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| self.malformed(e))?;
-        // (ordinal, word, entry) of every entry, grouped by document.
-        let mut entries: Vec<(u32, u32, u32)> = decoded
-            .iter()
-            .enumerate()
-            .flat_map(|(w, word)| word.ordinals.iter().enumerate().map(move |(i, &o)| (o, w as u32, i as u32)))
-            .collect();
-        entries.sort_unstable();
+        // (ordinal, word, entry) of every entry, grouped by document: placed by a counting sort
+        // on the ordinal (each word's ordinals ascend, and words are taken in order, so within a
+        // document the entries stay in word order, as a sort of the triples would leave them).
+        let mut starts = vec![0usize; self.layout.docs + 1];
+        for word in &decoded {
+            for &o in &word.ordinals {
+                starts[o as usize + 1] += 1;
+            }
+        }
+        for d in 0..self.layout.docs {
+            starts[d + 1] += starts[d];
+        }
+        let mut entries = vec![(0u32, 0u32, 0u32); starts[self.layout.docs]];
+        for (w, word) in decoded.iter().enumerate() {
+            for (i, &o) in word.ordinals.iter().enumerate() {
+                entries[starts[o as usize]] = (o, w as u32, i as u32);
+                starts[o as usize] += 1;
+            }
+        }
         let mut lines = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
         Ok(entries
             .chunk_by(|a, b| a.0 == b.0)
             .map(|group| {
                 let count: u64 = group.iter().map(|&(_, w, i)| decoded[w as usize].counts[i as usize]).sum();
                 lines.clear();
-                for &(_, w, i) in group {
+                if group.len() == 1 {
+                    let (_, w, i) = group[0];
                     lines.extend_from_slice(decoded[w as usize].lines_of(i as usize));
-                }
-                if group.len() > 1 {
-                    lines.sort_unstable();
-                    lines.dedup();
+                } else {
+                    // Several words' ascending lines, merged without duplicates through a bitmap
+                    // of the document's lines (cheaper than sorting them: a line holds many
+                    // words that contain a short literal).
+                    let last = group.iter().filter_map(|&(_, w, i)| decoded[w as usize].lines_of(i as usize).last()).max();
+                    let words = last.map_or(0, |&line| line as usize / 64 + 1);
+                    seen.clear();
+                    seen.resize(words, 0);
+                    for &(_, w, i) in group {
+                        for &line in decoded[w as usize].lines_of(i as usize) {
+                            seen[line as usize / 64] |= 1 << (line % 64);
+                        }
+                    }
+                    for (at, &word) in seen.iter().enumerate() {
+                        let mut rest = word;
+                        while rest != 0 {
+                            lines.push((at * 64) as u32 + rest.trailing_zeros());
+                            rest &= rest - 1;
+                        }
+                    }
                 }
                 (group[0].0, saturate(count as usize), lines.clone())
             })
