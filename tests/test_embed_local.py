@@ -306,6 +306,25 @@ def test_a_model_whose_config_disagrees_with_its_table_is_refused(tmp_path: Path
         LocalEmbedder(folder)
 
 
+def test_a_model_is_loaded_once_per_process_until_its_files_change(tmp_path: Path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(MODELS_DIR / DEFAULT_MODEL, folder)
+    first = make_embedder("local", model=folder)
+    assert make_embedder("local", model=str(folder)) is first
+    assert make_embedder("local", model=folder, batch_size=7) is not first  # other options
+    # Rewritten in place (the same bytes, a new mtime): read again, not served from memory.
+    table = folder / "model.safetensors"
+    data = table.read_bytes()
+    os.utime(table, ns=(table.stat().st_atime_ns, table.stat().st_mtime_ns + 1_000_000))
+    again = make_embedder("local", model=folder)
+    assert again is not first
+    np.testing.assert_array_equal(again.embed_query(RETRY), first.embed_query(RETRY))
+    # Damaged after loading: the damage is found, the loaded model is not handed out.
+    table.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(EmbeddingError, match="damaged local embedding model"):
+        make_embedder("local", model=folder)
+
+
 def test_shipped_model_files() -> None:
     assert DEFAULT_MODEL in available_models()
     folder = MODELS_DIR / DEFAULT_MODEL

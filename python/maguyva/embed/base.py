@@ -54,8 +54,8 @@ class Embedder(Protocol):
 def make_embedder(name: str = "local", **options: object) -> Embedder:
     """The embedder called `name`, built with `options`.
 
-    - "local": the offline model shipped with maguyva (`LocalEmbedder`; options: `model`,
-      `batch_size`).
+    - "local": the offline model shipped with maguyva (`LocalEmbedder`, loaded once per process
+      and shared: `shared_local_embedder`; options: `model`, `batch_size`).
     - "voyage": voyage-code-3 through Voyage AI's API (`VoyageEmbedder`; options: `api_key`,
       `model`, `dims`, `base_url`, `timeout`, `max_retries`, ...). Needs `VOYAGE_API_KEY` or
       `api_key=`.
@@ -63,9 +63,9 @@ def make_embedder(name: str = "local", **options: object) -> Embedder:
     """
     key = _provider(name)
     if key == "local":
-        from maguyva.embed.local import LocalEmbedder
+        from maguyva.embed.local import shared_local_embedder
 
-        return LocalEmbedder(**options)  # type: ignore[arg-type]
+        return shared_local_embedder(**options)  # type: ignore[arg-type]
     if key == "voyage":
         from maguyva.embed.voyage import VoyageEmbedder
 

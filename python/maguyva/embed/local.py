@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from functools import cached_property
 from itertools import chain
@@ -218,6 +219,44 @@ def resolve_model_dir(model: str | os.PathLike[str]) -> Path:
         return shipped
     names = ", ".join(available_models()) or "none"
     raise EmbeddingError(f"no local embedding model {str(model)!r} (shipped models: {names})")
+
+
+#: Models loaded by `shared_local_embedder`: (folder, batch size) -> (the stat of its files when
+#: read, the embedder). A process that builds and searches several indexes reads a model once.
+_loaded: dict[tuple[str, int], tuple[tuple[tuple[str, int, int, int], ...], LocalEmbedder]] = {}
+_loaded_lock = threading.Lock()
+#: Models kept loaded at once: one in use, one more (a training run's candidates come and go).
+_LOADED_MAX = 2
+
+
+def shared_local_embedder(model: str | os.PathLike[str] = DEFAULT_MODEL, *, batch_size: int = 2048) -> LocalEmbedder:
+    """The `LocalEmbedder` of `model`, loaded once per process and shared (an embedder is safe
+    to call from several threads): loading costs tens of milliseconds and the table's megabytes,
+    and every index build and opened index asks for one. A model whose files changed since it
+    was loaded (size, mtime or inode) is loaded again."""
+    folder = resolve_model_dir(model).resolve()
+    key = (str(folder), batch_size)
+    stamp = _files_stamp(folder)
+    with _loaded_lock:
+        entry = _loaded.get(key)
+        if entry is not None and entry[0] == stamp:
+            return entry[1]
+    embedder = LocalEmbedder(folder, batch_size=batch_size)
+    with _loaded_lock:
+        _loaded.pop(key, None)
+        while len(_loaded) >= _LOADED_MAX:
+            del _loaded[next(iter(_loaded))]  # the longest loaded
+        _loaded[key] = (stamp, embedder)
+    return embedder
+
+
+def _files_stamp(folder: Path) -> tuple[tuple[str, int, int, int], ...]:
+    stamp = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_file():
+            info = entry.stat()
+            stamp.append((entry.name, info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(stamp)
 
 
 class LocalEmbedder:
