@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maguyva.index import chunk as chunk_module
 from maguyva.index.chunk import (
     MAX_CHUNK_CHARS,
     MAX_CHUNK_LINES,
@@ -527,6 +528,63 @@ def test_text_windows_respect_the_character_cap() -> None:
     check_chunks(parsed, content, overlapping=True)
     assert all(significant_chars(c.text) <= MAX_CHUNK_CHARS for c in parsed.chunks)
     assert len(parsed.chunks) >= 30 * 400 // MAX_CHUNK_CHARS
+
+
+def _windows_by_steps(first: int, last: int, sizer: chunk_module._Sizer) -> list[tuple[int, int]]:
+    """The cap applied one line at a time: the definition the bisections must agree with."""
+    out, start = [], first
+    while start <= last:
+        end = start
+        while end < last and sizer.fits(start, end + 1):
+            end += 1
+        out.append((start, end))
+        start = end + 1
+    return out
+
+
+def _text_chunks_by_steps(lines: list[str]) -> list[tuple[int, int]]:
+    sizer = chunk_module._Sizer(lines)
+    out, start, count = [], 0, len(lines)
+    while start < count:
+        while start < count and sizer.blank(start):
+            start += 1
+        if start >= count:
+            break
+        end = start + 1
+        while end < count and end - start < TEXT_WINDOW_LINES and sizer.fits(start, end):
+            end += 1
+        if end < count:
+            for candidate in range(end - 1, start + (end - start) // 2, -1):
+                if sizer.blank(candidate):
+                    end = candidate + 1
+                    break
+        last = end - 1
+        while last > start and sizer.blank(last):
+            last -= 1
+        out.append((start + 1, last + 1))
+        if end >= count:
+            break
+        start = max(start + 1, end - min(TEXT_WINDOW_OVERLAP, (end - start) // 4))
+    return out
+
+
+# Lines from blank to several times the character cap, so that windows end at every limit.
+_LINES = st.lists(
+    st.one_of(st.just(""), st.just("   "), st.integers(1, 2 * MAX_CHUNK_CHARS).map(lambda n: " " + "w" * n)),
+    max_size=3 * MAX_CHUNK_LINES,
+)
+
+
+@settings(max_examples=300)
+@given(_LINES, st.data())
+def test_windows_end_where_the_cap_is_first_passed(lines: list[str], data: st.DataObject) -> None:
+    chunks = chunk_module.chunk_text(lines)
+    assert [(c.start_line, c.end_line) for c in chunks] == _text_chunks_by_steps(lines)
+    if lines:
+        sizer = chunk_module._Sizer(lines)
+        first = data.draw(st.integers(0, len(lines) - 1))
+        last = data.draw(st.integers(first, len(lines) - 1))
+        assert list(chunk_module._windows(first, last, sizer)) == _windows_by_steps(first, last, sizer)
 
 
 def test_unknown_extension_is_text() -> None:

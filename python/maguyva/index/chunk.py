@@ -78,6 +78,11 @@ class _Sizer:
     def fits(self, first: int, last: int) -> bool:
         return last - first < MAX_CHUNK_LINES and self.chars(first, last) <= MAX_CHUNK_CHARS
 
+    def first_over(self, first: int) -> int:
+        """The least `last + 1` for which lines first..last hold more than `MAX_CHUNK_CHARS`
+        (len(lines) + 1 when none does)."""
+        return bisect_right(self._prefix, self._prefix[first] + MAX_CHUNK_CHARS)
+
 
 def chunk_text(lines: Sequence[str]) -> list[Chunk]:
     """Chunks of text that is not parsed: overlapping windows of lines."""
@@ -101,9 +106,9 @@ def chunk_text(lines: Sequence[str]) -> list[Chunk]:
 
 def _window_end(sizer: _Sizer, start: int, count: int) -> int:
     """The exclusive end of the text window starting at line `start`."""
-    end = start + 1  # one line always, however long
-    while end < count and end - start < TEXT_WINDOW_LINES and sizer.fits(start, end):
-        end += 1
+    # The window grows while it fits: the first end past the cap is found by bisection over the
+    # sizes' prefix sums (they only grow), not by trying every line.
+    end = max(start + 1, min(count, start + min(TEXT_WINDOW_LINES, MAX_CHUNK_LINES), sizer.first_over(start) - 1))
     if end < count:
         # End after a blank line in the second half of the window, if there is one.
         for candidate in range(end - 1, start + (end - start) // 2, -1):
@@ -304,9 +309,9 @@ def _windows(first: int, last: int, sizer: _Sizer) -> Iterable[tuple[int, int]]:
     """Consecutive line ranges within the cap that cover first..last."""
     start = first
     while start <= last:
-        end = start
-        while end < last and sizer.fits(start, end + 1):
-            end += 1
+        # The longest range from `start` that fits (at least the line itself): `fits` holds up to
+        # MAX_CHUNK_LINES lines and up to the line before `first_over`.
+        end = max(start, min(last, start + MAX_CHUNK_LINES - 1, sizer.first_over(start) - 2))
         yield start, end
         start = end + 1
 
