@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from maguyva import config
 from maguyva.embed import (
     EmbeddingCache,
     EmbeddingError,
@@ -252,6 +253,27 @@ def test_embed_texts_keeps_finished_batches_when_interrupted(path: Path) -> None
         codes = embed_texts(rerun, texts, cache, batch_size=3)
         np.testing.assert_array_equal(codes, expected(texts))
         assert sorted(t for call in rerun.calls for t in call) == texts[6:]
+
+
+def test_embed_texts_writes_finished_codes_before_the_next_batch_once_the_interval_has_passed(path: Path) -> None:
+    """A process killed mid-run (nothing runs after it) loses at most the interval's work."""
+    texts = [f"part {i}" for i in range(9)]
+    seen: list[int] = []
+
+    class Watching(CountingEmbedder):
+        def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+            with EmbeddingCache(path) as other:  # as another process would see the file
+                seen.append(other.count("test"))
+            return super().embed_documents(texts)
+
+    with EmbeddingCache(path) as cache:
+        with config.using(config.DEFAULT.but(EMBED_CACHE_WRITE_SECONDS=0.0)):
+            embed_texts(Watching(), texts, cache, batch_size=3)
+        assert seen == [0, 3, 6] and cache.count("test") == 9
+        seen.clear()
+        with config.using(config.DEFAULT.but(EMBED_CACHE_WRITE_SECONDS=3600.0)):
+            embed_texts(Watching(), [f"other {i}" for i in range(9)], cache, batch_size=3)
+        assert seen == [9, 9, 9] and cache.count("test") == 18  # one run, written at the end
 
 
 def test_embed_texts_without_a_cache_and_empty_input() -> None:

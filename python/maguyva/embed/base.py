@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from maguyva import config
 from maguyva.errors import EmbeddingCacheError, EmbeddingError, EmbeddingOptionError
 
 if TYPE_CHECKING:
@@ -139,8 +141,9 @@ def embed_texts(
     """Codes of `texts` as documents, shaped (len(texts), dims // 8), reusing `cache`.
 
     Only texts whose code is not cached are embedded (each distinct text once), in batches;
-    each batch's codes are written to the cache as soon as the batch returns, so an interrupted
-    run keeps everything it finished. `progress(done, total)` is called once after the cache
+    their codes are written to the cache in runs sorted by key (`config.EMBED_CACHE_WRITE_ROWS`,
+    or sooner once `config.EMBED_CACHE_WRITE_SECONDS` have passed) and when the call ends or
+    fails, so an interrupted run keeps everything it finished. `progress(done, total)` is called once after the cache
     look-up and after every batch. Batches follow the embedder's own `split_batches(texts)` when
     it has one (the Voyage embedder sizes them to one API request each), else `batch_size`
     texts (default: the embedder's `batch_size`, else 256). A cache that fails (disk full, a
@@ -182,26 +185,39 @@ def embed_texts(
         size = batch_size or int(getattr(embedder, "batch_size", 0) or 256)
         batches = _fixed_batches(len(miss_texts), max(1, size))
 
-    for batch in batches:
-        batch_texts = [miss_texts[j] for j in batch]
-        codes = check_codes(embedder, embedder.embed_documents(batch_texts), len(batch_texts))
-        if cache is not None:
+    unwritten: list[tuple[bytes, bytes]] = []
+    written_at = time.monotonic()
+    tuning = config.current()
+
+    def write() -> None:
+        nonlocal cache, unwritten, written_at
+        if cache is not None and unwritten:
             try:
-                cache.put_many(
-                    embedder.provider,
-                    embedder.model,
-                    embedder.dims,
-                    [(miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch)],
-                )
+                cache.put_many(embedder.provider, embedder.model, embedder.dims, sorted(unwritten))
             except EmbeddingCacheError as err:
                 _without_cache(err, warn)
                 cache = None
-        for n, j in enumerate(batch):
-            rows = pending[miss_keys[j]]
-            out[rows] = codes[n]
-            done += len(rows)
-        if progress:
-            progress(done, total)
+        unwritten, written_at = [], time.monotonic()
+
+    try:
+        for batch in batches:
+            batch_texts = [miss_texts[j] for j in batch]
+            codes = check_codes(embedder, embedder.embed_documents(batch_texts), len(batch_texts))
+            if cache is not None:
+                unwritten.extend((miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch))
+                if (
+                    len(unwritten) >= tuning.EMBED_CACHE_WRITE_ROWS
+                    or time.monotonic() - written_at >= tuning.EMBED_CACHE_WRITE_SECONDS
+                ):
+                    write()
+            for n, j in enumerate(batch):
+                rows = pending[miss_keys[j]]
+                out[rows] = codes[n]
+                done += len(rows)
+            if progress:
+                progress(done, total)
+    finally:
+        write()
     if done != total:
         raise EmbeddingError(
             f"{embedder.provider} embedder batched {done} of {total} texts; some were never sent"

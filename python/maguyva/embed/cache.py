@@ -257,7 +257,7 @@ class EmbeddingCache:
                 return found
             db = self._db()
             bad: list[bytes] = []
-            unique = list(dict.fromkeys(keys))
+            unique = sorted(set(keys))  # in key order, each probe lands near the one before
             for start in range(0, len(unique), _CHUNK):
                 part = unique[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
