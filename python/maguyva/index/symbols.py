@@ -424,24 +424,21 @@ class WordIndex:
         return list(zip(hits.tolist(), scores.tolist()))
 
 
-#: token -> its (word, stem) pairs: a function of the token alone, so kept across indexes and
-#: their generations (bounded by config.TOKEN_PARTS_CACHE_ENTRIES).
-_TOKEN_PARTS: dict[str, tuple[tuple[str, str], ...]] = {}
+#: drop set -> token -> the stems of its words not dropped: a function of the token and the set
+#: alone, so kept across indexes and their generations (each bounded by
+#: config.TOKEN_PARTS_CACHE_ENTRIES tokens).
+_TOKEN_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
 
 
 class _Vocabulary:
     """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
-    arrays. The words of each distinct token are worked out once."""
+    arrays. The words of each distinct token are worked out once per process."""
 
     _TOKEN = re.compile(r"[\w$]+|\x00")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.words: list[str] = []
-        #: token -> its (word, stem) pairs, shared by every vocabulary of the process.
-        self._parts = _TOKEN_PARTS
-        if len(_TOKEN_PARTS) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
-            _TOKEN_PARTS.clear()
 
     def pairs(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """(word ids, text positions) of every word of every text, in order, without the tokens
@@ -454,32 +451,37 @@ class _Vocabulary:
         tokens = self._TOKEN.findall(joined)
         distinct = list(dict.fromkeys(tokens))
         position = {t: p for p, t in enumerate(distinct)}
-        word_lists = [self._word_ids(t, drop) for t in distinct]
-        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
-        flat = np.fromiter(chain.from_iterable(word_lists), dtype=np.int64, count=int(lengths.sum()))
+        known = _TOKEN_WORDS.get(drop)
+        if known is None or len(known) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
+            known = _TOKEN_WORDS[drop] = {}
+        word_lists = [known.get(t) for t in distinct]
+        for i, words in enumerate(word_lists):
+            if words is None:
+                word_lists[i] = known[distinct[i]] = _token_words(distinct[i], drop)
+        # Ids in the order the words are first met, token by token.
+        flat_words = list(chain.from_iterable(word_lists))  # type: ignore[arg-type]
+        ids, vocabulary = self.ids, self.words
+        for word in dict.fromkeys(flat_words):
+            if word not in ids:
+                ids[word] = len(vocabulary)
+                vocabulary.append(word)
+        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))  # type: ignore[arg-type]
+        flat = np.fromiter(map(ids.__getitem__, flat_words), dtype=np.int64, count=len(flat_words))
         token_ids = np.fromiter(map(position.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         separator = position.get("\x00", -1)
         text_of_token = np.cumsum(token_ids == separator)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         return _gather(flat, starts[token_ids], lengths[token_ids]), np.repeat(text_of_token, lengths[token_ids])
 
-    def _word_ids(self, token: str, drop: frozenset[str]) -> tuple[int, ...]:
-        if token == "\x00" or token.lower() in drop:
-            return ()
-        parts = self._parts.get(token)
-        if parts is None:
-            parts = self._parts[token] = tuple((part, stem(part)) for part in split_identifier(token))
-        ids = self.ids
-        out = []
-        for part, word in parts:
-            if part in drop or word in drop:
-                continue
-            i = ids.get(word)
-            if i is None:
-                i = ids[word] = len(self.words)
-                self.words.append(word)
-            out.append(i)
-        return tuple(out)
+
+def _token_words(token: str, drop: frozenset[str]) -> tuple[str, ...]:
+    """The stems of `token`'s words (`split_identifier`), without the token, words and stems in
+    `drop`; none for the texts' separator."""
+    if token == "\x00" or token.lower() in drop:
+        return ()
+    return tuple(
+        word for part in split_identifier(token) if part not in drop and (word := stem(part)) not in drop
+    )
 
 
 def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
