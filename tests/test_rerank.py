@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from maguyva import Index, config
+from maguyva.index.reader import FileLayout
 from maguyva.index.roles import is_secondary_path
 from maguyva.query.classify import classify
 from maguyva.query.rank.signals import (
@@ -81,10 +82,12 @@ def test_a_name_agrees_with_paths_by_its_parts():
 
 
 class _Reader:
-    """What the path vocabulary reads of an index: its files' paths."""
+    """What the path vocabulary reads of an index: its files' paths (and their layout, which it
+    is kept by)."""
 
     def __init__(self, *paths: str):
         self.files = [SimpleNamespace(path=p) for p in paths]
+        self.layout = FileLayout(tuple((p, None, 0, None) for p in paths))
 
 
 @pytest.mark.parametrize(

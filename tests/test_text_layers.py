@@ -164,6 +164,31 @@ def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path
         first.close()
 
 
+def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_path):
+    from maguyva.query.rank.signals import path_vocabulary
+
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    first = IndexReader(index_dir)
+    try:
+        vocabulary = path_vocabulary(first)
+        write(root, {"mill/ledger.py": "def tally(items):\n    return len(items)\n"})
+        build_index(root, index_dir)
+        edited = IndexReader(index_dir, first)  # the same paths: the same vocabulary
+        assert edited.layout is first.layout and path_vocabulary(edited) is vocabulary
+        write(root, {"mill/bakery.py": "def loaf(dough):\n    return dough\n"})
+        build_index(root, index_dir)
+        added = IndexReader(index_dir, edited)  # a path more: derived again, with it
+        assert added.layout is not edited.layout
+        assert path_vocabulary(added) is not vocabulary
+        assert path_vocabulary(added).share("bakery") > 0 == vocabulary.share("bakery")
+        for reader in (edited, added):
+            reader.close()
+    finally:
+        first.close()
+
+
 def test_without_hard_links_the_base_is_copied(tmp_path, monkeypatch):
     root, index_dir = tmp_path / "granary", tmp_path / "index"
     write(root, GRANARY)

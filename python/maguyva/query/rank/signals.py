@@ -67,7 +67,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva.index import roles
-from maguyva.index.reader import IndexReader, per_reader
+from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import (
     NAMESPACE_KINDS,
@@ -121,14 +121,14 @@ class Signals:
     agreement: bool = True
 
 
-@per_reader
+@per_layout
 def headers_beside_sources(reader: IndexReader) -> frozenset[int]:
     """The files of `reader`'s index that are C/C++ headers in the folder of a source file of
     the same name (a role found at build time)."""
     return frozenset(np.flatnonzero(reader.file_roles & roles.HEADER_BESIDE_SOURCE).tolist())
 
 
-@per_reader
+@per_layout
 def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
     """The files of `reader`'s index under a version folder (`v3/`) that has a newer sibling
     (`v4/`), with the versions of those folders."""
@@ -138,7 +138,7 @@ def older_versions(reader: IndexReader) -> dict[int, frozenset[str]]:
     }
 
 
-@per_reader
+@per_layout
 def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
     """The files of `reader`'s index named `Name.Part.ext` in the folder of a `Name.ext` (a C#
     partial class split by concern, a module's declarations or variant), with the words of
@@ -149,7 +149,7 @@ def parts_beside_wholes(reader: IndexReader) -> dict[int, frozenset[str]]:
     }
 
 
-@per_reader
+@per_layout
 def windows_ports(reader: IndexReader) -> frozenset[int]:
     """The files of `reader`'s index that are the Windows side of a file written once per
     platform (`src/win/serial.c` beside `src/unix/serial.c`, `term_windows.go` beside `term_unix.go`)."""
@@ -364,7 +364,7 @@ class PathVocabulary:
         return sorted(self._files_of_stem)
 
 
-@per_reader
+@per_layout
 def path_vocabulary(reader: IndexReader) -> PathVocabulary:
     """The path vocabulary of `reader`'s index, built on first use and kept while the reader lives."""
     return PathVocabulary(reader)
