@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maguyva import TrigramIndex, config
+from maguyva.errors import CorruptIndexError
 from maguyva.index import store
 from maguyva.index.build import build_index
 from maguyva.index.reader import IndexReader
@@ -187,6 +188,33 @@ def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_pat
             reader.close()
     finally:
         first.close()
+
+
+def test_a_base_file_is_loaded_once_while_anything_holds_it(tmp_path):
+    import gc
+    import weakref
+
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    generation = store.current_generation(index_dir)
+    base, delta = generation / store.TEXT_INDEX, generation / store.TEXT_DELTA
+    first = LayeredTextIndex.load(base, delta)
+    again = LayeredTextIndex.load(base, delta)  # a build reading what a reader holds
+    assert again.base is first.base and again.delta is not first.delta
+    # Held by nothing, it is freed, not kept by the process.
+    loaded = weakref.ref(first.base)
+    del first, again
+    gc.collect()
+    assert loaded() is None
+    held = LayeredTextIndex.load(base, delta)
+    # A file written again in place is another file, however alike: read and checked anew.
+    data = base.read_bytes()
+    base.unlink()
+    base.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    with pytest.raises(CorruptIndexError):
+        LayeredTextIndex.load(base, delta)
+    assert held.doc_bytes(0)  # what was loaded before is untouched
 
 
 def test_without_hard_links_the_base_is_copied(tmp_path, monkeypatch):

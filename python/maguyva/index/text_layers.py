@@ -12,11 +12,31 @@ delta's: the same answers as one index of the same documents.
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
 
 from maguyva._core import TrigramIndex
+
+
+#: The bases loaded in this process by file identity (device, inode, size, mtime), while anything
+#: holds them: a generation's files are never written again once sealed, so every reader and
+#: build of one base shares one copy (a build after an edit needs the previous base, which the
+#: reader answering questions holds: hundreds of MB not read and checked again).
+_loaded_bases: weakref.WeakValueDictionary[tuple[int, int, int, int], TrigramIndex] = weakref.WeakValueDictionary()
+_loaded_bases_lock = threading.Lock()
+
+
+def _base(path: Path, identity: tuple[int, int, int, int]) -> TrigramIndex:
+    with _loaded_bases_lock:
+        base = _loaded_bases.get(identity)
+    if base is None:
+        base = TrigramIndex.load(path)
+        with _loaded_bases_lock:
+            base = _loaded_bases.setdefault(identity, base)
+    return base
 
 
 class LayeredTextIndex:
@@ -47,7 +67,7 @@ class LayeredTextIndex:
         if earlier is not None and earlier.base_identity == identity:
             layered = cls(earlier.base, TrigramIndex.load(delta))
         else:
-            layered = cls(TrigramIndex.load(base), TrigramIndex.load(delta))
+            layered = cls(_base(base, identity), TrigramIndex.load(delta))
         layered.base_identity = identity
         return layered
 

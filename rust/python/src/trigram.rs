@@ -65,8 +65,9 @@ impl Text {
     }
 }
 
-/// A trigram index over documents of bytes, with the documents stored in it.
-#[pyclass(module = "maguyva._core", frozen)]
+/// A trigram index over documents of bytes, with the documents stored in it. Weakly
+/// referenceable: the readers and builds of a process share a loaded file while one holds it.
+#[pyclass(module = "maguyva._core", frozen, weakref)]
 pub(crate) struct TrigramIndex {
     inner: CoreIndex,
 }
