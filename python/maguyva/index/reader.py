@@ -42,10 +42,10 @@ class IndexReader:
 
     def __init__(self, index_dir: Path, earlier: IndexReader | None = None):
         """The published generation of the index at `index_dir`. `earlier`, a reader of an
-        earlier generation of the same index, lends it what the two share unchanged (the
-        trigram index's base layer, when it is the same file)."""
+        earlier generation of the same index, lends it what the two share unchanged (what is
+        derived from the files' layout, when it is the same; a trigram base that is the same file
+        is shared by every reader of the process, `LayeredTextIndex.load`)."""
         self.index_dir = index_dir
-        self._earlier_text: LayeredTextIndex | None = earlier.text if earlier is not None else None
         self._earlier_layout: FileLayout | None = earlier.layout if earlier is not None else None
         # Pinned while this reader is open: a build publishing a newer generation leaves this
         # one on disk until the reader closes.
@@ -106,10 +106,7 @@ class IndexReader:
                 raise ValueError("a chunk names a graph node that nodes.npy lacks")
             self.chunk_centrality = self.node_centrality[chunk_node].astype(np.float32)
             self.codes = store.load_codes(generation / store.CODES)
-            self.text: LayeredTextIndex = LayeredTextIndex.load(
-                generation / store.TEXT_INDEX, generation / store.TEXT_DELTA, self._earlier_text
-            )
-            self._earlier_text = None
+            self.text: LayeredTextIndex = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
         except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
             self.db.close()
             if isinstance(err, IndexStoreError) and not isinstance(err, CorruptIndexError):

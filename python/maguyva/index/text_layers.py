@@ -20,7 +20,6 @@ import numpy as np
 
 from maguyva._core import TrigramIndex
 
-
 #: The bases loaded in this process by file identity (device, inode, size, mtime), while anything
 #: holds them: a generation's files are never written again once sealed, so every reader and
 #: build of one base shares one copy (a build after an edit needs the previous base, which the
@@ -54,22 +53,14 @@ class LayeredTextIndex:
         self.replaced = np.zeros(base.doc_count, dtype=bool)
         self.replaced[replaced] = True
         self.delta_docs = len(replaced)
-        #: The base's file (device, inode, size, mtime), when loaded from one.
-        self.base_identity: tuple[int, int, int, int] | None = None
 
     @classmethod
-    def load(cls, base: Path, delta: Path, earlier: LayeredTextIndex | None = None) -> LayeredTextIndex:
-        """The layers at `base` and `delta`; the base of `earlier` (an index of an earlier
-        generation) when `base` is the same file, which a generation never writes to again:
-        an edit's generation then loads only its delta."""
+    def load(cls, base: Path, delta: Path) -> LayeredTextIndex:
+        """The layers at `base` and `delta`; a base some reader or build of this process holds
+        already is that one (an edit's generation links the base it kept, so it loads only its
+        delta)."""
         stat = os.stat(base)
-        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-        if earlier is not None and earlier.base_identity == identity:
-            layered = cls(earlier.base, TrigramIndex.load(delta))
-        else:
-            layered = cls(_base(base, identity), TrigramIndex.load(delta))
-        layered.base_identity = identity
-        return layered
+        return cls(_base(base, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)), TrigramIndex.load(delta))
 
     def doc_bytes(self, doc_id: int) -> bytes:
         """The content of document `doc_id`."""
