@@ -320,21 +320,7 @@ def per_reader(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader
     and kept while its reader lives (one computation even when several threads ask at once). For
     what queries derive from an index (a symbol table, a path vocabulary), which the reader itself
     need not know about; a table made with one tuning's numbers is never served to another."""
-    made: weakref.WeakKeyDictionary[IndexReader, dict[config.Tuning, _Derived]] = weakref.WeakKeyDictionary()
-    lock = threading.Lock()
-
-    @wraps(make)
-    def get(reader: IndexReader) -> _Derived:
-        tuning = config.current()
-        value = made.get(reader, {}).get(tuning)
-        if value is None:
-            with lock:
-                value = made.setdefault(reader, {}).get(tuning)
-                if value is None:
-                    value = made[reader][tuning] = make(reader)
-        return value
-
-    return get
+    return _kept_by(lambda reader: reader, make)
 
 
 def per_layout(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader], _Derived]:
@@ -342,18 +328,23 @@ def per_layout(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader
     read nothing else): computed once per tuning for every generation of the same `FileLayout`,
     so an edit in place does not derive it again (a path vocabulary of 10,000 files costs tens of
     milliseconds)."""
-    made: weakref.WeakKeyDictionary[FileLayout, dict[config.Tuning, _Derived]] = weakref.WeakKeyDictionary()
+    return _kept_by(lambda reader: reader.layout, make)
+
+
+def _kept_by(owner_of: Callable[[IndexReader], Any], make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader], _Derived]:
+    """`make(reader)` kept per tuning for as long as `owner_of(reader)` lives."""
+    made: weakref.WeakKeyDictionary[Any, dict[config.Tuning, _Derived]] = weakref.WeakKeyDictionary()
     lock = threading.Lock()
 
     @wraps(make)
     def get(reader: IndexReader) -> _Derived:
-        tuning, layout = config.current(), reader.layout
-        value = made.get(layout, {}).get(tuning)
+        tuning, owner = config.current(), owner_of(reader)
+        value = made.get(owner, {}).get(tuning)
         if value is None:
             with lock:
-                value = made.setdefault(layout, {}).get(tuning)
+                value = made.setdefault(owner, {}).get(tuning)
                 if value is None:
-                    value = made[layout][tuning] = make(reader)
+                    value = made[owner][tuning] = make(reader)
         return value
 
     return get
