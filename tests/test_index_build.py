@@ -10,8 +10,15 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
+import one_table
 import pytest
+from one_table import table
+
+
+def table_rows(db_path: Path, sql: str) -> list[tuple]:
+    """The rows of `sql` over one database file as it is."""
+    with sqlite3.connect(db_path) as db:
+        return db.execute(sql).fetchall()
 
 from maguyva import Index, config
 from maguyva.embed import make_embedder
@@ -105,11 +112,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def table(db_path: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(db_path) as db:
-        return db.execute(sql).fetchall()
-
-
 def snapshot(index_dir: Path) -> dict[str, object]:
     """Everything an index holds that a search could see, minus times and sizes."""
     generation = store.current_generation(index_dir)
@@ -122,7 +124,7 @@ def snapshot(index_dir: Path) -> dict[str, object]:
         "refs": table(meta, "SELECT * FROM refs ORDER BY id"),
         "edges": table(meta, "SELECT * FROM edges ORDER BY src, dst, kind"),
         "code_words": table(meta, "SELECT * FROM code_words ORDER BY word"),
-        "codes": np.load(generation / store.CODES).tobytes(),
+        "codes": one_table.codes(generation).tobytes(),
         "nodes": (generation / store.NODES).read_bytes(),
         # The trigram index's documents, whichever layer holds each (`index.text_layers`).
         "text": [text.doc_bytes(i) for i in range(text.doc_count)],
@@ -587,15 +589,12 @@ def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monke
         assert snapshot(index_dir) == snapshot(tmp_path / f"full-{step}")
 
 
-@pytest.mark.parametrize("byte_searches", [16, 0])
-def test_an_edit_in_place_rewrites_only_the_words_it_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, byte_searches: int
-) -> None:
-    # The files stay the same paths (ids unchanged), so the update copies the earlier words and
-    # rewrites those an edited file spelled or spells: one vanishes from every file, one is new,
-    # one moves between files, and one stays spelled by another file. Found either way: by a
-    # byte search in SQLite, or with every posting decoded and renumbered.
-    monkeypatch.setattr(build_module, "_BYTE_SEARCHES", byte_searches)
+@pytest.mark.parametrize("share", [1.0, 0.0])
+def test_an_edit_in_place_changes_only_the_words_it_changes(tmp_path: Path, share: float) -> None:
+    # The files stay the same paths (ids unchanged): one vanishes from every file, one is new,
+    # one moves between files, and one stays spelled by another file. Found either way: in a delta
+    # segment over the earlier base, or in one new base with every posting renumbered.
+    tuning = config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=share)
     root = tmp_path / "granary"
     write_tree(root, {
         "silo/hopper.py": "def fill_hopper(quintal):\n    return measure_bushel(quintal)\n",
@@ -603,12 +602,14 @@ def test_an_edit_in_place_rewrites_only_the_words_it_changes(
         "silo/cart.py": "def haul(weight):\n    return weight\n",
     })  # fmt: skip
     index_dir = tmp_path / "updated"
-    build_index(root, index_dir)
+    build_index(root, index_dir, tuning=tuning)
     before = {w for (w,) in table(store.current_generation(index_dir) / store.META, "SELECT word FROM code_words")}
     write_tree(root, {"silo/hopper.py": "def empty_hopper(sack):\n    return haul(sack)\n"})
     settle(root)
-    updated = build_index(root, index_dir)
+    updated = build_index(root, index_dir, tuning=tuning)
     assert updated.parsed_files == 1
+    delta = store.current_generation(index_dir) / store.ROWS_DELTA
+    assert table_rows(delta, "SELECT file_id FROM held") == ([(1,)] if share else [])
     after = {w for (w,) in table(store.current_generation(index_dir) / store.META, "SELECT word FROM code_words")}
     assert before - after and after - before  # words gone and words new
     build_index(root, tmp_path / "full", rebuild=True)

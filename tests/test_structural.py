@@ -224,11 +224,11 @@ def search(reader, text, subject=None, kind=None, limit=10, intent="find_definit
 
 def chunk_of(reader, qualified_name, path=None):
     """The chunk that holds the definition of `qualified_name` (in `path`, when given)."""
-    rows = reader.sql(
-        "SELECT s.file_id, s.start_line, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
-        "WHERE s.qualified_name = ?",
-        (qualified_name,),
-    )
+    rows = [
+        (file_id, start, reader.files[file_id].path)
+        for file_id, start, qualified in reader.symbol_rows("file_id, start_line, qualified_name")
+        if qualified == qualified_name
+    ]
     rows = [r for r in rows if path is None or r[2] == path]
     assert len(rows) == 1, (qualified_name, rows)
     return reader.chunk_at(rows[0][0], rows[0][1])

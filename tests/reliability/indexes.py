@@ -3,10 +3,9 @@ see of an index, to compare two indexes exactly."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-import numpy as np
+import one_table
 
 from maguyva.index import store
 
@@ -22,7 +21,7 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def contents(index_dir: Path) -> dict[str, object]:
     """What a search could see of an index, minus times."""
     generation = store.current_generation(index_dir)
-    db = sqlite3.connect(generation / store.META)
+    db = one_table.one_database(generation)
     try:
         tables = {
             name: db.execute(f"SELECT * FROM {name} ORDER BY rowid").fetchall()
@@ -31,6 +30,6 @@ def contents(index_dir: Path) -> dict[str, object]:
         tables["files"] = db.execute("SELECT id, path, language, sha256, roles FROM files").fetchall()
     finally:
         db.close()
-    tables["codes"] = np.load(generation / store.CODES).tobytes()
+    tables["codes"] = one_table.codes(generation).tobytes()
     tables["nodes"] = (generation / store.NODES).read_bytes()
     return tables

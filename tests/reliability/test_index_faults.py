@@ -219,7 +219,9 @@ def test_damaged_codes_are_an_error_on_open_and_repaired_by_the_next_search(repo
 
 def forge_a_row(path: Path) -> None:
     db = sqlite3.connect(path)
-    db.execute("UPDATE symbols SET name = 'forged' WHERE id = 0")
+    table = "files" if path.name == store.META else "symbols"
+    assert db.execute(f"UPDATE {table} SET language = 'forged' WHERE rowid = 1" if table == "files" else
+                      f"UPDATE {table} SET name = 'forged' WHERE id = 0").rowcount == 1
     db.commit()
     db.close()
 
@@ -230,18 +232,19 @@ def damage_pages(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.parametrize("part", [store.META, store.ROWS])
 @pytest.mark.parametrize("damage", [forge_a_row, damage_pages, truncate])
-def test_damaged_metadata_is_never_carried_into_the_next_build(repo, capsys, damage):
+def test_damaged_metadata_is_never_carried_into_the_next_build(repo, capsys, damage, part):
     """An incremental build reuses only what its manifest vouches for: after damage the index
     is exactly what a full build makes."""
     Index.build(repo).close()
     index_dir = store.default_index_dir(repo)
     expected = contents(index_dir)
-    damage(generation_of(repo) / store.META)
-    with pytest.raises(store.IndexFormatError, match="meta.sqlite"):
+    damage(generation_of(repo) / part)
+    with pytest.raises(store.IndexFormatError, match=part):
         Index.open(repo)
     code, _, err = run_cli(capsys, "index", str(repo), "--quiet")
-    assert code == 0 and "meta.sqlite" in one_line_error(err) and "every file indexed again" in err
+    assert code == 0 and part in one_line_error(err) and "every file indexed again" in err
     assert contents(index_dir) == expected
 
 
@@ -330,10 +333,10 @@ def test_metadata_damaged_after_opening_is_an_index_error_not_sqlite(repo):
 
 def test_a_code_word_posting_of_a_broken_length_is_damage_and_not_data(repo, capsys):
     index = Index.build(repo)
-    meta = index.reader.generation / store.META
-    with sqlite3.connect(meta) as db:  # a posting cut short by a byte, the manifest left as it was
+    rows = index.reader.generation / store.ROWS
+    with sqlite3.connect(rows) as db:  # a posting cut short by a byte, the manifest left as it was
         assert db.execute("UPDATE code_words SET files = substr(files, 2) WHERE word = 'ledg'").rowcount == 1
-    with pytest.raises(store.IndexFormatError, match="meta.sqlite: is damaged"):
+    with pytest.raises(store.IndexFormatError, match="rows.sqlite: is damaged"):
         index.reader.code_word_files(["ledg", "shelf"])
     index.close()
     # The next command finds the part that no longer matches its manifest, and rebuilds.

@@ -1,6 +1,6 @@
 """Random damage to every file maguyva loads: truncations, flipped bits, overwritten runs and
 appended bytes in each part of an index (meta.sqlite, text.idx,
-text-delta.idx, codes.npy, nodes.npy, MANIFEST, CURRENT),
+text-delta.idx, codes.npy, nodes.npy, the segments, MANIFEST, CURRENT),
 in the embedding cache and in the local model. Each one must end in a one-sentence error naming
 the damaged file, or in answers identical to the undamaged ones; and the next build must give
 exactly the index a build from scratch gives. Never a traceback, never a wrong answer."""
@@ -133,7 +133,7 @@ def assert_one_sentence(err: Exception, names: Path) -> None:
     assert str(names) in message or names.name in message, message
 
 
-INDEX_PARTS = (store.META, store.TEXT_INDEX, store.TEXT_DELTA, store.CODES, store.NODES, store.MANIFEST)
+INDEX_PARTS = (*store.PARTS, store.MANIFEST)
 
 
 def damaged_copy(built: Built, part: str, data: st.DataObject) -> tuple[Path, Path, bool]:

@@ -6,10 +6,12 @@ An update reads only the files whose stat differs from what the previous generat
 safely older than the walk that recorded it, is as it was) and re-parses only those whose content
 changed (by SHA-256); the others keep their chunks, symbols, references and embeddings, and
 their documents in the trigram index, which is merged from the previous one rather than built
-again. Their rows are copied from the previous generation's database by SQL, renumbered, never
-read into Python; deleted files are dropped. What is derived across files (ids, graph edges,
-centrality) is recomputed, and the graph resolved again only where the change reaches, so an
-update produces the same index as a full build.
+again. An edit that keeps every path writes only the rows of the files edited since the base
+segment, linking the base's files (`index.segments`); another update writes one new base, the
+rows of files carried over copied from the previous segments by SQL, renumbered, never read into
+Python; deleted files are dropped. What is derived across files (ids, graph edges, centrality)
+is recomputed, and the graph resolved again only where the change reaches, so an update produces
+the same index as a full build.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -43,6 +45,7 @@ from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
+from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
@@ -50,9 +53,6 @@ from maguyva.index.text_layers import LayeredTextIndex
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
 #: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
 _IN_LIST = 500
-#: Edited files up to which an update finds their words' postings by a byte search in SQLite
-#: rather than renumbering every posting (`_renumbered_code_words`).
-_BYTE_SEARCHES = 16
 
 
 @dataclass(slots=True)
@@ -187,54 +187,55 @@ def _build_index(
             assert isinstance(embedder, str)
             model = make_embedder(embedder)
         previous = Previous() if rebuild else load_previous_records(index_dir, model, warnings)
-        earlier_text = previous.text_index(walked, max_file_size, include_secrets)
-        contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
-        stages["walk+read"] = time.perf_counter() - clock
+        with contextlib.closing(previous):
+            earlier_text = previous.text_index(walked, max_file_size, include_secrets)
+            contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
+            stages["walk+read"] = time.perf_counter() - clock
 
-        generation: Path | None = None
-        writing = True  # whether a failure now is a failed write (not one of parsing or embedding)
-        try:
-            clock = time.perf_counter()
-            # Generations no reader pins any more, and what interrupted builds left.
-            store.collect(index_dir)
-            generation = store.new_generation(index_dir)
-            # The trigram index first, while the contents are all the build holds: built after
-            # the parse it would sit on top of every parsed record (the peak of a large build).
-            readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
-            write_text_index(generation, readable, previous, earlier_text)
-            del readable, earlier_text
-            stages["text index"] = time.perf_counter() - clock
+            generation: Path | None = None
+            writing = True  # whether a failure now is a failed write (not one of parsing or embedding)
+            try:
+                clock = time.perf_counter()
+                # Generations no reader pins any more, and what interrupted builds left.
+                store.collect(index_dir)
+                generation = store.new_generation(index_dir)
+                # The trigram index first, while the contents are all the build holds: built after
+                # the parse it would sit on top of every parsed record (the peak of a large build).
+                readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
+                layered = write_text_index(generation, readable, previous, earlier_text)
+                del readable, earlier_text
+                stages["text index"] = time.perf_counter() - clock
 
-            writing = False
-            clock = time.perf_counter()
-            skipped = Counter(walk_skipped)
-            skipped_files: list[SkippedFile] = []
-            records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
-            del contents  # parsed: no stage needs the files' contents any more
-            stages["parse"] = time.perf_counter() - clock
+                writing = False
+                clock = time.perf_counter()
+                skipped = Counter(walk_skipped)
+                skipped_files: list[SkippedFile] = []
+                records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
+                del contents  # parsed: no stage needs the files' contents any more
+                stages["parse"] = time.perf_counter() - clock
 
-            clock = time.perf_counter()
-            embedded = embed_missing(records, model, progress, warnings)
-            stages["embed"] = time.perf_counter() - clock
+                clock = time.perf_counter()
+                embedded = embed_missing(records, model, progress, warnings)
+                stages["embed"] = time.perf_counter() - clock
 
-            writing = True
-            clock = time.perf_counter()
-            walk_state = {
-                "walked_at_ns": walked_at_ns,
-                "max_file_size": max_file_size,
-                "include_secrets": include_secrets,
-                "skipped_files": [list(f) for f in skipped_files],
-            }
-            counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous)
-            store.seal(generation, previous.generation)
-            store.publish(index_dir, generation)
-            stages["write"] = time.perf_counter() - clock
-        except BaseException as err:
-            if generation is not None and _current_name(index_dir) != generation.name:
-                shutil.rmtree(generation, ignore_errors=True)
-            if writing and isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
-                raise store.write_error(index_dir, _as_os_error(err)) from err
-            raise
+                writing = True
+                clock = time.perf_counter()
+                walk_state = {
+                    "walked_at_ns": walked_at_ns,
+                    "max_file_size": max_file_size,
+                    "include_secrets": include_secrets,
+                    "skipped_files": [list(f) for f in skipped_files],
+                }
+                counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous, layered)
+                store.seal(generation, previous.generation)
+                store.publish(index_dir, generation)
+                stages["write"] = time.perf_counter() - clock
+            except BaseException as err:
+                if generation is not None and _current_name(index_dir) != generation.name:
+                    shutil.rmtree(generation, ignore_errors=True)
+                if writing and isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
+                    raise store.write_error(index_dir, _as_os_error(err)) from err
+                raise
     progress.finish()
     return BuildSummary(
         root=root,
@@ -487,12 +488,16 @@ class Previous:
     stats: FreshnessCheck | None = None
     #: Why that generation left out each file it skipped.
     skipped: dict[str, str] = field(default_factory=dict)
-    #: Where each of its files' rows start in its chunks, symbols and references tables: row f
-    #: holds file f's first ids, and row f + 1 the end of them (ids are given file by file).
-    row_starts: np.ndarray = field(default_factory=lambda: np.zeros((1, 3), dtype=np.int64))
+    #: Its segments, open while the build runs (`close`): where each file's rows are.
+    segments: Segments | None = None
     #: Each of its files' language, role bits and role names as stored (`roles.roles_of`, which
     #: depends only on the paths and languages of all files).
     file_roles: list[tuple[str | None, int, str | None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self.segments is not None:
+            self.segments.close()
+            self.segments = None
 
     def same_files(self, records: Sequence[FileRecord]) -> bool:
         """Whether `records` are this generation's files, path for path (ids unchanged)."""
@@ -503,54 +508,49 @@ class Previous:
         return {path: i for i, path in enumerate(self.graph.paths)} if self.graph is not None else {}
 
     def references(self, file_ids: Sequence[int]) -> dict[int, list[Reference]]:
-        """The references of the previous generation's files `file_ids`, read from its database."""
+        """The references of the previous generation's files `file_ids`, read from its segments."""
         found: dict[int, list[Reference]] = {i: [] for i in file_ids}
-        if not found or self.generation is None:
+        if not found or self.segments is None:
             return found
         columns = "file_id, kind, name, line, enclosing, qualifier, imported_names"
-        with contextlib.closing(store.open_database(self.generation)) as db:
-            if len(found) > _IN_LIST:
-                rows: Iterable[tuple[Any, ...]] = db.execute(f"SELECT {columns} FROM refs ORDER BY id")
-            else:
-                marks = ", ".join("?" * len(found))
-                rows = db.execute(f"SELECT {columns} FROM refs WHERE file_id IN ({marks}) ORDER BY id", tuple(found))
-            new = tuple.__new__
-            for file_id, run in groupby(rows, key=itemgetter(0)):
-                if (listed := found.get(file_id)) is not None:
-                    listed.extend(
-                        new(Reference, (kind, name, line, enclosing, qualifier, _names_from_db(names)))
-                        for _, kind, name, line, enclosing, qualifier, names in run
-                    )
+        rows: Iterable[tuple[Any, ...]]
+        if len(found) > _IN_LIST:
+            rows = self.segments.rows(REFS, columns)
+        else:
+            marks = ", ".join("?" * len(found))
+            rows = [row[1:] for row in self.segments.rows_where(REFS, columns, f"file_id IN ({marks})", tuple(found))]
+        new = tuple.__new__
+        for file_id, run in groupby(rows, key=itemgetter(0)):
+            if (listed := found.get(file_id)) is not None:
+                listed.extend(
+                    new(Reference, (kind, name, line, enclosing, qualifier, _names_from_db(names)))
+                    for _, kind, name, line, enclosing, qualifier, names in run
+                )
         return found
 
     def importers_of(self, tails: set[str]) -> set[int]:
         """The previous generation's files with an import that one of `tails` could resolve
         (a component of the path it names, `graph.import_parts`)."""
-        if not tails or self.generation is None or self.graph is None:
+        if not tails or self.segments is None or self.graph is None:
             return set()
         paths = self.graph.paths
-        with contextlib.closing(store.open_database(self.generation)) as db:
-            rows = db.execute("SELECT DISTINCT file_id, name FROM refs WHERE kind = 'import'").fetchall()
+        rows = self.segments.rows_where(REFS, "file_id, name", "kind = 'import'")
         return {
-            file_id for file_id, name in rows if not tails.isdisjoint(graph.import_parts(name, paths[file_id]))
+            file_id for _, file_id, name in rows if not tails.isdisjoint(graph.import_parts(name, paths[file_id]))
         }
 
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
-        if not names or self.generation is None:
+        if not names or self.segments is None:
             return set()
         wanted = sorted(names)
         callers: set[int] = set()
-        with contextlib.closing(store.open_database(self.generation)) as db:
-            for start in range(0, len(wanted), _IN_LIST):
-                part = wanted[start : start + _IN_LIST]
-                marks = ", ".join("?" * len(part))
-                callers.update(
-                    file_id
-                    for (file_id,) in db.execute(
-                        f"SELECT DISTINCT file_id FROM refs WHERE kind != 'import' AND name IN ({marks})", part
-                    )
-                )
+        for start in range(0, len(wanted), _IN_LIST):
+            part = wanted[start : start + _IN_LIST]
+            marks = ", ".join("?" * len(part))
+            callers.update(
+                file_id for _, file_id in self.segments.rows_where(REFS, "file_id", f"kind != 'import' AND name IN ({marks})", part)
+            )
         return callers
 
     def text_index(
@@ -583,6 +583,10 @@ class EarlierGraph:
     edges: list[tuple[int, int, str, int]]
 
 
+#: The parts an update carries rows from, checked before it reads them.
+_RECORD_PARTS = (store.META, store.ROWS, store.ROWS_DELTA, store.CODES, store.CODES_DELTA)
+
+
 def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] | None = None) -> Previous:
     """The current generation's records and graph, or nothing if there is no usable index.
 
@@ -598,7 +602,7 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
         # after its format version, which an older layout fails (and says so).
         checked = (generation / store.MANIFEST).exists()
         if checked:
-            store.verify(generation, (store.META, store.CODES))
+            store.verify(generation, _RECORD_PARTS)
         db = store.open_database(generation)
     except IndexNotFoundError:
         return Previous()
@@ -607,7 +611,7 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
         return Previous()
     if not checked:
         try:
-            store.verify(generation, (store.META, store.CODES))
+            store.verify(generation, _RECORD_PARTS)
         except IndexStoreError as err:
             db.close()
             _say_damaged(warnings, err)
@@ -623,12 +627,15 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
         if meta.get("parser") != str(PARSER_VERSION):
             # Parsed by older rules: every file is parsed again (codes come from the cache).
             return Previous()
-        previous = _read_records(db, store.load_codes(generation / store.CODES))
+        previous = _read_records(db, generation)
         previous.generation = generation
         indexed = {path: IndexedStat(r.size, r.mtime_ns, r.sha256) for path, r in previous.records.items()}
         previous.stats = FreshnessCheck.of_stats(Path(meta["root"]), meta, indexed)
         previous.skipped = {path: reason for path, reason, _, _ in json.loads(meta.get("skipped_files", "[]"))}
         return previous
+    except IndexStoreError as err:
+        _say_damaged(warnings, err)
+        return Previous()
     except (sqlite3.DatabaseError, OSError, ValueError, KeyError, TypeError, EOFError) as err:
         _say_damaged(warnings, store.damaged(generation, f"is damaged ({type(err).__name__})"))
         return Previous()
@@ -654,49 +661,50 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
         warnings.append(f"{problem}; every file indexed again")
 
 
-def _read_records(db: sqlite3.Connection, codes: np.ndarray) -> Previous:
+def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     """The previous generation's files as records to carry over: with their symbols and codes,
-    and where their other rows are (`FileRecord.earlier_id`, `Previous.row_starts`)."""
+    and their segments (`Previous.segments`), where their other rows are."""
     # Symbol rows come by file (ids are given file by file), so each file's are one run, built
     # by one comprehension, and the named tuples by `tuple.__new__` (what their `_make` does),
     # without the Python-level constructor each.
     new = tuple.__new__
-    # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
-    codes = codes.view(np.ndarray)
     files = db.execute(
         "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
     ).fetchall()
     if [row[0] for row in files] != list(range(len(files))):
         raise ValueError("file ids are not 0 .. files - 1")
-    counts = np.zeros((len(files), 3), dtype=np.int64)
-    for column, table in enumerate(("chunks", "symbols", "refs")):
-        for file_id, count in db.execute(f"SELECT file_id, count(*) FROM {table} GROUP BY file_id"):
-            counts[file_id, column] = count
-    starts = np.zeros((len(files) + 1, 3), dtype=np.int64)
-    np.cumsum(counts, axis=0, out=starts[1:])
-    if starts[-1, 0] != len(codes):
-        raise ValueError(f"{len(codes)} codes for {starts[-1, 0]} chunks")
-    chunk_starts = starts[:, 0].tolist()
-    records = [
-        FileRecord(
-            store.path_from_db(path), size, mtime_ns, digest, language, [], [], [],
-            codes=codes[chunk_starts[i] : chunk_starts[i + 1]], earlier_id=i,
+    segments = Segments(generation, len(files))
+    try:
+        order = segments.order
+        # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
+        codes = segments.codes(
+            store.load_codes(generation / store.CODES), store.load_codes(generation / store.CODES_DELTA)
+        ).view(np.ndarray)
+        chunk_starts = order.file_starts[CHUNKS].tolist()
+        if chunk_starts[-1] != len(codes):
+            raise ValueError(f"{len(codes)} codes for {chunk_starts[-1]} chunks")
+        records = [
+            FileRecord(
+                store.path_from_db(path), size, mtime_ns, digest, language, [], [], [],
+                codes=codes[chunk_starts[i] : chunk_starts[i + 1]], earlier_id=i,
+            )
+            for i, path, language, size, mtime_ns, digest, _, _ in files
+        ]  # fmt: skip
+        rows = segments.rows(
+            SYMBOLS, "file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
         )
-        for i, path, language, size, mtime_ns, digest, _, _ in files
-    ]  # fmt: skip
-    rows = db.execute(
-        "SELECT file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
-        " FROM symbols ORDER BY id"
-    )
-    for file_id, run in groupby(rows, key=itemgetter(0)):
-        records[file_id].symbols.extend([new(Symbol, row[1:]) for row in run])
-    earlier = EarlierGraph(
-        [r.path for r in records],
-        counts[:, 1].copy(),
-        list(db.execute("SELECT src, dst, kind, line FROM edges")),
-    )
+        for file_id, run in groupby(rows, key=itemgetter(0)):
+            records[file_id].symbols.extend([new(Symbol, row[1:]) for row in run])
+        earlier = EarlierGraph(
+            [r.path for r in records],
+            np.diff(order.file_starts[SYMBOLS]),
+            list(db.execute("SELECT src, dst, kind, line FROM edges")),
+        )
+    except BaseException:
+        segments.close()
+        raise
     file_roles = [(language, bits, names) for _, _, language, _, _, _, bits, names in files]
-    return Previous({r.path: r for r in records}, earlier, row_starts=starts, file_roles=file_roles)
+    return Previous({r.path: r for r in records}, earlier, segments=segments, file_roles=file_roles)
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
@@ -711,47 +719,44 @@ def write_generation(
     skipped: dict[str, int],
     walk_state: dict[str, object] | None = None,
     previous: Previous | None = None,
+    layered: bool = False,
 ) -> dict[str, int]:
-    """Write the metadata, the codes and the graph's node values of `records` into `generation`
-    (`write_text_index` has written its trigram index); `walk_state` (when the walk started, its
-    size limit, the files it skipped) goes into the metadata for the freshness check. The rows of
-    the records carried over from `previous` are copied from its database, renumbered, and the
-    edges of those out of the change's reach are carried over (`dependency_edges`)."""
+    """Write the metadata, the segments and the graph's node values of `records` into
+    `generation` (`write_text_index` has written its trigram index); `walk_state` (when the walk
+    started, its size limit, the files it skipped) goes into the metadata for the freshness
+    check. `layered` (the trigram index kept its base): the previous generation's base segment
+    is linked, and the delta holds the rows of every file edited since; otherwise one new base
+    holds every file's. The rows of the records carried over from `previous` are copied from its
+    segments, renumbered, and the edges of those out of the change's reach are carried over
+    (`dependency_edges`)."""
     file_nodes, symbol_nodes = graph_nodes(records)
     edges = dependency_edges(records, file_nodes, symbol_nodes, previous)
     node_count = len(file_nodes) + len(symbol_nodes)
-
-    code_bytes = model.dims // 8
-    codes = [r.codes for r in records if r.codes is not None and len(r.codes)]
-    matrix = np.concatenate(codes) if codes else np.zeros((0, code_bytes), dtype=np.uint8)
-    # Saved through Python's own file writes, not numpy's (a short write there says "N requested
-    # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
-    # small (dims / 8 bytes a chunk), so the copy in memory costs little.
-    (generation / store.CODES).write_bytes(store.encode_codes(matrix))
     nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
     (generation / store.NODES).write_bytes(nodes)
 
-    # The previous generation's database, attached when some of its rows are carried over.
-    earlier = previous.generation if previous is not None else None
-    if not any(r.earlier_id is not None for r in records):
-        earlier = None
-    source = previous if earlier is not None else None
-    db = store.create_database(generation / store.META, earlier / store.META if earlier is not None else None)
+    order = previous.segments.order if previous is not None and previous.segments is not None else None
+    if layered:
+        if previous is None or previous.generation is None or order is None or not previous.same_files(records):
+            raise RuntimeError("a delta segment needs the previous generation's files, id for id")
+        for name in (store.ROWS, store.CODES):
+            _link_or_copy(previous.generation / name, generation / name)
+        held = [i for i, r in enumerate(records) if r.earlier_id is None or order.in_delta[r.earlier_id]]
+        write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims)
+    else:
+        write_segment(generation / store.ROWS, generation / store.CODES, records, range(len(records)), previous, model.dims)
+        write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, [], None, model.dims)
+
+    counts = {
+        "files": len(records),
+        "chunks": sum(r.chunk_count for r in records),
+        "symbols": len(symbol_nodes),
+        "edges": len(edges),
+    }
+    db = store.create_database(generation / store.META)
     try:
-        _insert_rows(db, records, source)
+        _insert_files(db, records, previous)
         db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
-        fresh = sum(r.earlier_id is None for r in records)
-        if source is not None and source.same_files(records) and fresh <= _BYTE_SEARCHES:
-            _update_code_words(db, records)
-        else:
-            rows = _renumbered_code_words(db, records) if source is not None else code_word_rows(records)
-            db.executemany("INSERT INTO code_words VALUES (?, ?)", rows)
-        counts = {
-            "files": len(records),
-            "chunks": int(matrix.shape[0]),
-            "symbols": len(symbol_nodes),
-            "edges": len(edges),
-        }
         store.write_meta(
             db,
             {
@@ -767,20 +772,56 @@ def write_generation(
         store.finish_database(db)
     finally:
         db.close()
-    if counts["chunks"] != sum(r.chunk_count for r in records):
-        raise RuntimeError("embedding count does not match chunk count")
     return counts
+
+
+def write_segment(
+    path: Path,
+    codes_path: Path,
+    records: list[FileRecord],
+    held: Sequence[int],
+    previous: Previous | None,
+    dims: int,
+) -> None:
+    """A segment of the files `held` (ids among `records`, ascending): its database at `path`,
+    its codes at `codes_path`. The rows of records carried over are copied from the `previous`
+    generation's segments (attached as `earlier` and `earlier_delta`), the others' come from the
+    records."""
+    wanted = [records[i] for i in held]
+    carried = previous is not None and previous.segments is not None and any(r.earlier_id is not None for r in wanted)
+    attached = {}
+    if carried:
+        assert previous is not None and previous.generation is not None
+        attached = {"earlier": previous.generation / store.ROWS, "earlier_delta": previous.generation / store.ROWS_DELTA}
+    code_bytes = dims // 8
+    codes = [r.codes for r in wanted if r.codes is not None and len(r.codes)]
+    matrix = np.concatenate(codes) if codes else np.zeros((0, code_bytes), dtype=np.uint8)
+    if matrix.shape[0] != sum(r.chunk_count for r in wanted):
+        raise RuntimeError("embedding count does not match chunk count")
+    # Saved through Python's own file writes, not numpy's (a short write there says "N requested
+    # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
+    # small (dims / 8 bytes a chunk), so the copy in memory costs little.
+    codes_path.write_bytes(store.encode_codes(matrix))
+    db = store.create_database(path, attached, store.SEGMENT_SCHEMA)
+    try:
+        counts = _insert_rows(db, records, held, previous if carried else None)
+        db.executemany("INSERT INTO held VALUES (?, ?, ?, ?)", [(i, *c) for i, c in zip(held, counts)])
+        db.executemany("INSERT INTO code_words VALUES (?, ?)", _code_word_rows(db, records, held, previous if carried else None))
+        store.finish_database(db, store.SEGMENT_SCHEMA)
+    finally:
+        db.close()
 
 
 def write_text_index(
     generation: Path, readable: list[tuple[str, bytes | None]], previous: Previous, earlier: LayeredTextIndex | None
-) -> None:
+) -> bool:
     """The trigram index of the `readable` files (path and content; document id = file id: the
     position among them) into `generation`, its two layers (`index.text_layers`); freed once
     written, as nothing of a build reads it. A file whose content is None is as the `previous`
     generation indexed it: its document is kept from that generation's index `earlier`
     (`Previous.text_index`), the others are added. With the same paths as before and a delta
-    still small, the earlier base is kept as it is (linked) and only the delta written again."""
+    still small, the earlier base is kept as it is (linked) and only the delta written again:
+    then True, and the rows follow it (`write_generation`)."""
     added = [(i, content) for i, (_, content) in enumerate(readable) if content is not None]
     empty, _ = TrigramIndex.build([])
     if earlier is None:
@@ -804,7 +845,7 @@ def write_text_index(
             if binary:
                 raise RuntimeError(f"binary content reached the text index: documents {binary}")
             delta.save(generation / store.TEXT_DELTA)
-            return
+            return True
         # One new base: the documents of the delta are given to it as new ones.
         from_delta = [(new, earlier.delta.doc_bytes(old)) for old, new in kept_in_delta]
         from_base = [(old, new) for old, new in kept if not earlier.replaced[old]]
@@ -814,6 +855,7 @@ def write_text_index(
         raise RuntimeError(f"binary content reached the text index: documents {binary}")
     base.save(generation / store.TEXT_INDEX)
     delta.save(generation / store.TEXT_DELTA)
+    return False
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
@@ -825,99 +867,62 @@ def _link_or_copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def code_word_rows(records: list[FileRecord]) -> list[tuple[str, bytes]]:
-    """The rows of the `code_words` table, by word: each word with the ids of the files whose
-    code spells it (`store.encode_file_ids`)."""
-    # Each word's id is its rank of first appearance (a defaultdict numbering its own keys).
-    ids: defaultdict[str, int] = defaultdict()
-    ids.default_factory = ids.__len__
+def _code_word_rows(
+    db: sqlite3.Connection, records: list[FileRecord], held: Sequence[int], previous: Previous | None
+) -> list[tuple[str, bytes]]:
+    """The rows of a segment's `code_words` table, by word: each word with the ids of the files
+    `held` whose code spells it (`store.encode_file_ids`). The words of records parsed anew are
+    theirs; those of records carried over are read from the `previous` generation's segments
+    (attached as `earlier` and `earlier_delta`) and renumbered."""
+    held_set = np.zeros(len(records), dtype=bool)
+    held_set[list(held)] = True
+    ids: dict[str, int] = {}
     word_ids: list[int] = []
-    for record in records:
-        word_ids.extend(map(ids.__getitem__, record.code_words))
-    words = np.asarray(word_ids, dtype=np.int64)
-    owners = np.repeat(np.arange(len(records)), [len(r.code_words) for r in records])
-    # Grouped by word, the files of each word stay ascending (a stable sort of ascending owners).
-    postings = store.encode_file_ids(owners[np.argsort(words, kind="stable")])
-    ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
-    vocabulary = list(ids)
-    return [
-        (vocabulary[i], postings[(ends[i - 1] if i else 0) : ends[i]])
-        for i in sorted(range(len(vocabulary)), key=vocabulary.__getitem__)
-    ]
-
-
-def _renumbered_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> list[tuple[str, bytes]]:
-    """The `code_words` rows of an update whose file ids moved (files added or removed): the
-    earlier generation's postings (attached as `earlier`) renumbered, its files not carried over
-    dropped, and the words of the records parsed again added. Rows in no particular order."""
-    old = db.execute("SELECT word, files FROM earlier.code_words").fetchall()
-    blobs = [posting for _, posting in old]
-    if any(len(posting) % 4 for posting in blobs):
-        raise ValueError("a code_words posting is not a whole number of file ids")
-    old_files = store.decode_file_ids(b"".join(blobs))
-    renumber = np.full(int(old_files.max(initial=-1)) + 1, -1, dtype=np.int64)
-    for file_id, record in enumerate(records):
-        if record.earlier_id is not None and record.earlier_id < len(renumber):
-            renumber[record.earlier_id] = file_id
-    moved = renumber[old_files]
-    carried = moved >= 0
-    # Ids keep their order (paths are sorted), so each posting stays ascending.
-    owners = np.repeat(np.arange(len(old)), [len(posting) // 4 for posting in blobs])
-    ends = (np.cumsum(np.bincount(owners[carried], minlength=len(old))) * 4).tolist()
-    postings = store.encode_file_ids(moved[carried])
-    spelled: defaultdict[str, list[int]] = defaultdict(list)
-    for file_id, record in enumerate(records):
+    owners: list[int] = []
+    for i in held:
+        record = records[i]
         if record.earlier_id is None:
-            for word in record.code_words:
-                spelled[word].append(file_id)
-    rows: list[tuple[str, bytes]] = []
-    start = 0
-    for (word, _), end in zip(old, ends):
-        if word in spelled:
-            files = sorted([*store.decode_file_ids(postings[start:end]).tolist(), *spelled.pop(word)])
-            rows.append((word, store.encode_file_ids(files)))
-        elif end > start:
-            rows.append((word, postings[start:end]))
-        start = end
-    rows.extend((word, store.encode_file_ids(files)) for word, files in spelled.items())
-    return rows
-
-
-def _update_code_words(db: sqlite3.Connection, records: list[FileRecord]) -> None:
-    """The `code_words` rows of an update whose files are the earlier generation's, id for id
-    (attached as `earlier`), with at most `_BYTE_SEARCHES` of them parsed again: its rows copied,
-    then those of the words a re-parsed file spelled or spells rewritten."""
-    fresh = [i for i, r in enumerate(records) if r.earlier_id is None]
-    db.execute("INSERT INTO code_words SELECT word, files FROM earlier.code_words")
-    if not fresh:
-        return
-    # The words whose posting names a re-parsed file: those holding one of their ids' bytes
-    # anywhere (SQLite's byte search; a match out of alignment only rewrites a posting as it was).
-    where = " OR ".join(["instr(files, ?) > 0"] * len(fresh))
-    needles = [store.encode_file_ids([i]) for i in fresh]
-    postings = dict(db.execute(f"SELECT word, files FROM earlier.code_words WHERE {where}", needles))
-    # And the words a re-parsed file spells now, with the postings other files give them.
-    spelled: defaultdict[str, list[int]] = defaultdict(list)
-    for i in fresh:
-        for word in records[i].code_words:
-            spelled[word].append(i)
-    unread = sorted(set(spelled).difference(postings))
-    for start in range(0, len(unread), _IN_LIST):
-        part = unread[start : start + _IN_LIST]
-        marks = ", ".join("?" * len(part))
-        postings.update(db.execute(f"SELECT word, files FROM earlier.code_words WHERE word IN ({marks})", part))
-    touched = set(postings).union(spelled)
-    fresh_set = set(fresh)
-    rows, emptied = [], []
-    for word in sorted(touched):
-        kept = [f for f in store.decode_file_ids(postings.get(word, b"")).tolist() if f not in fresh_set]
-        files = sorted(kept + spelled.get(word, []))
-        if files:
-            rows.append((word, store.encode_file_ids(files)))
-        else:
-            emptied.append((word,))
-    db.executemany("INSERT OR REPLACE INTO code_words VALUES (?, ?)", rows)
-    db.executemany("DELETE FROM code_words WHERE word = ?", emptied)
+            word_ids.extend(ids.setdefault(word, len(ids)) for word in record.code_words)
+            owners.extend([i] * len(record.code_words))
+    words = np.asarray(word_ids, dtype=np.int64)
+    files = np.asarray(owners, dtype=np.int64)
+    if previous is not None and previous.segments is not None:
+        order = previous.segments.order
+        renumber = np.full(len(order.in_delta), -1, dtype=np.int64)
+        for i in held:
+            if (old := records[i].earlier_id) is not None:
+                renumber[old] = i
+        for schema, from_delta in (("earlier", False), ("earlier_delta", True)):
+            # The base's postings of files the delta holds are not theirs any more.
+            sources = order.in_delta == from_delta
+            if not np.any(sources & (renumber >= 0)):
+                continue
+            stored = db.execute(f"SELECT word, files FROM {schema}.code_words").fetchall()
+            blobs = [posting for _, posting in stored]
+            old_files = store.decode_file_ids(b"".join(blobs))
+            if len(old_files) and old_files.max() >= len(renumber):
+                raise ValueError("a code_words posting names a file the generation lacks")
+            owner = np.repeat(np.arange(len(stored)), [len(posting) // 4 for posting in blobs])
+            moved = renumber[old_files]
+            keep = (moved >= 0) & sources[old_files]
+            if not np.any(keep):
+                continue
+            vocabulary = [ids.setdefault(word, len(ids)) for word, _ in stored]
+            words = np.concatenate([words, np.asarray(vocabulary, dtype=np.int64)[owner[keep]]])
+            files = np.concatenate([files, moved[keep]])
+    if not len(words):
+        return []
+    # One sort by (word, file): each word's files ascending, each word one run.
+    order_of = np.lexsort((files, words))
+    words, files = words[order_of], files[order_of]
+    postings = store.encode_file_ids(files)
+    ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
+    vocabulary_list = list(ids)
+    return [
+        (vocabulary_list[i], postings[(ends[i - 1] if i else 0) : ends[i]])
+        for i in sorted(range(len(vocabulary_list)), key=vocabulary_list.__getitem__)
+        if ends[i] > (ends[i - 1] if i else 0)
+    ]
 
 
 def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
@@ -1016,12 +1021,8 @@ def dependency_edges(
     return [graph.Edge(src, dst, kind, line) for src, dst, kind, line in merged]
 
 
-def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
-    """The rows of the files, chunks, symbols and references tables. Ids are given file by file in
-    the records' order; the rows of records carried over from `previous` (its database attached
-    as `earlier`) are copied from there in runs of consecutive files, renumbered by the run's
-    shift of file, chunk, symbol and reference ids."""
-    chunk_id = symbol_id = ref_id = 0
+def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
+    """The rows of the generation's `files` table: ids in the records' order."""
     # Roles depend on every file's path and language only: an update that changes neither keeps
     # the stored ones.
     if previous is not None and previous.same_files(records) and [
@@ -1034,28 +1035,52 @@ def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Pr
             if role.parts or role.versions else (role.bits, None)
             for role in roles.roles_of([r.path for r in records], [r.language for r in records])
         ]  # fmt: skip
-    file_rows: list[tuple[object, ...]] = []
+    db.executemany(
+        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role_bits, role_names)
+            for file_id, (r, (role_bits, role_names)) in enumerate(zip(records, stored_roles))
+        ],
+    )
+
+
+def _insert_rows(
+    db: sqlite3.Connection, records: list[FileRecord], held: Sequence[int], previous: Previous | None
+) -> list[tuple[int, int, int]]:
+    """The rows of a segment's chunks, symbols and references tables for the files `held`. Ids
+    are the segment's, given file by file in the order of `held`; the rows of records carried
+    over from `previous` (its segments attached as `earlier` and `earlier_delta`) are copied from
+    there in runs of consecutive files, renumbered by the run's shift of file, chunk, symbol and
+    reference ids. Returns each held file's count of chunks, symbols and references."""
+    chunk_id = symbol_id = ref_id = 0
+    counts: list[tuple[int, int, int]] = []
     symbol_rows: list[tuple[object, ...]] = []
     chunk_rows: list[tuple[object, ...]] = []
     ref_rows: list[tuple[object, ...]] = []
-    # (first and last earlier file id, then the shifts of file, chunk, symbol and reference ids)
-    runs: list[tuple[int, int, int, int, int, int]] = []
-    starts = previous.row_starts.tolist() if previous is not None else []
-    for file_id, (r, (role_bits, role_names)) in enumerate(zip(records, stored_roles)):
-        file_rows.append(
-            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role_bits, role_names)
-        )
-        if (old := r.earlier_id) is not None and previous is not None:
-            (chunk_start, symbol_start, ref_start), ends = starts[old], starts[old + 1]
+    # (source schema, first and last earlier file id, then the shifts of file, chunk, symbol and
+    # reference ids)
+    runs: list[tuple[str, int, int, int, int, int, int]] = []
+    order = previous.segments.order if previous is not None and previous.segments is not None else None
+    base_starts = order.base.starts.tolist() if order is not None else []
+    delta_starts = order.delta.starts.tolist() if order is not None else []
+    delta_at = {f: i for i, f in enumerate(order.delta.files.tolist())} if order is not None else {}
+    for file_id in held:
+        r = records[file_id]
+        if (old := r.earlier_id) is not None and order is not None:
+            at = delta_at.get(old)
+            schema, starts, position = ("earlier", base_starts, old) if at is None else ("earlier_delta", delta_starts, at)
+            (chunk_start, symbol_start, ref_start), ends = starts[position], starts[position + 1]
             shifts = (file_id - old, chunk_id - chunk_start, symbol_id - symbol_start, ref_id - ref_start)
-            if runs and runs[-1][1] == old - 1 and runs[-1][2:] == shifts:
-                runs[-1] = (runs[-1][0], old, *shifts)
+            if runs and runs[-1][0] == schema and runs[-1][2] == old - 1 and runs[-1][3:] == shifts:
+                runs[-1] = (schema, runs[-1][1], old, *shifts)
             else:
-                runs.append((old, old, *shifts))
+                runs.append((schema, old, old, *shifts))
+            counts.append((ends[0] - chunk_start, ends[1] - symbol_start, ends[2] - ref_start))
             chunk_id += ends[0] - chunk_start
             symbol_id += ends[1] - symbol_start
             ref_id += ends[2] - ref_start
             continue
+        counts.append((len(r.chunks), len(r.symbols), len(r.references)))
         # A chunk is as central as the symbol it holds (the first of that name), loose code as
         # its file: the symbol's id is kept for the reader to look its centrality up.
         by_name: dict[str, int] = {}
@@ -1074,27 +1099,27 @@ def _insert_rows(db: sqlite3.Connection, records: list[FileRecord], previous: Pr
                 (ref_id, file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
             )
             ref_id += 1
-    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
     db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows)
     db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", chunk_rows)
     db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ref_rows)
-    for first, last, file_shift, chunk_shift, symbol_shift, ref_shift in runs:
+    for schema, first, last, file_shift, chunk_shift, symbol_shift, ref_shift in runs:
         span = (first, last)
         db.execute(
             "INSERT INTO chunks SELECT id + ?, file_id + ?, start_line, end_line, symbol, symbol_id + ?"
-            " FROM earlier.chunks WHERE file_id BETWEEN ? AND ?",
+            f" FROM {schema}.chunks WHERE file_id BETWEEN ? AND ?",
             (chunk_shift, file_shift, symbol_shift, *span),
         )
         db.execute(
             "INSERT INTO symbols SELECT id + ?, file_id + ?, name, kind, qualified_name, signature, docstring,"
-            " start_line, end_line, parent FROM earlier.symbols WHERE file_id BETWEEN ? AND ?",
+            f" start_line, end_line, parent FROM {schema}.symbols WHERE file_id BETWEEN ? AND ?",
             (symbol_shift, file_shift, *span),
         )
         db.execute(
             "INSERT INTO refs SELECT id + ?, file_id + ?, kind, name, line, enclosing, qualifier, imported_names"
-            " FROM earlier.refs WHERE file_id BETWEEN ? AND ?",
+            f" FROM {schema}.refs WHERE file_id BETWEEN ? AND ?",
             (ref_shift, file_shift, *span),
         )
+    return counts
 
 
 # Most references import no names; their column is the same short text every time.

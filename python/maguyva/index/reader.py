@@ -17,6 +17,7 @@ import numpy as np
 from maguyva import config
 from maguyva.errors import CorruptIndexError, IndexStoreError
 from maguyva.index import graph, roles, store
+from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 
@@ -91,9 +92,9 @@ class IndexReader:
             layout = tuple((row[1], row[2], row[6], row[7]) for row in file_rows)
             earlier_layout, self._earlier_layout = self._earlier_layout, None
             self.layout = earlier_layout if earlier_layout is not None and earlier_layout.files == layout else FileLayout(layout)
-            rows = self.db.execute(
-                "SELECT file_id, start_line, end_line, symbol, symbol_id FROM chunks ORDER BY id"
-            ).fetchall()
+            #: The rows of files, chunks, symbols and references (`index.segments`).
+            self.segments = Segments(generation, len(file_rows))
+            rows = self.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol, symbol_id")
             self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
             self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
             self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
@@ -101,14 +102,21 @@ class IndexReader:
             #: Every graph node's PageRank and in-degree: files first, then symbols by id.
             self.node_centrality, self.node_in_degree = store.load_nodes(generation / store.NODES)
             # A chunk's node: the symbol it holds, else its file.
-            chunk_node = np.array([r[0] if r[4] is None else len(file_rows) + r[4] for r in rows], dtype=np.int64)
+            symbol_ids = self.segments.chunk_symbols([r[4] for r in rows])
+            chunk_node = np.array(
+                [r[0] if s is None else len(file_rows) + s for r, s in zip(rows, symbol_ids)], dtype=np.int64
+            )
             if len(chunk_node) and (chunk_node.max() >= len(self.node_centrality) or chunk_node.min() < 0):
                 raise ValueError("a chunk names a graph node that nodes.npy lacks")
             self.chunk_centrality = self.node_centrality[chunk_node].astype(np.float32)
-            self.codes = store.load_codes(generation / store.CODES)
+            self.codes = self.segments.codes(
+                store.load_codes(generation / store.CODES), store.load_codes(generation / store.CODES_DELTA)
+            )
             self.text: LayeredTextIndex = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
         except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
             self.db.close()
+            if (segments := getattr(self, "segments", None)) is not None:
+                segments.close()
             if isinstance(err, IndexStoreError) and not isinstance(err, CorruptIndexError):
                 raise
             # Unreachable for a generation its manifest vouches for, short of damage after it
@@ -120,17 +128,42 @@ class IndexReader:
             or self.codes.shape[0] != len(rows)
             or self.text.doc_count != len(self.files)
             or len(self.node_centrality) != len(self.files) + int(self.meta.get("count_symbols", -1))
+            or self.segments.order.total(SYMBOLS) != int(self.meta.get("count_symbols", -1))
         ):
             self.db.close()
+            self.segments.close()
             raise store.damaged(generation, "is damaged (its files disagree)")
 
     def sql(self, statement: str, parameters: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read-only statement; one thread at a time uses the connection."""
+        """Rows of a read-only statement over the generation's own database (its meta, files and
+        edges); one thread at a time uses the connection."""
         with self._db_lock:
             try:
                 return self.db.execute(statement, parameters).fetchall()
             except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
                 raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
+
+    def symbol_rows(self, columns: str) -> list[tuple[Any, ...]]:
+        """`columns` of the `symbols` table (store.SEGMENT_SCHEMA) for every symbol, by id."""
+        try:
+            return self.segments.rows(SYMBOLS, columns)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+
+    def symbols_at(self, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
+        """(id, *columns) of the symbols `ids`, by id."""
+        try:
+            return self.segments.rows_at(SYMBOLS, ids, columns)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+
+    def import_references(self) -> list[tuple[int, str, int, str]]:
+        """(file id, module, line, imported names as JSON) of every import, by reference id."""
+        try:
+            rows = self.segments.rows_where(REFS, "file_id, name, line, imported_names", "kind = 'import'")
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+        return [row[1:] for row in rows]
 
     def code_word_files(self, words: Sequence[str]) -> dict[str, np.ndarray]:
         """Per word of `words`: the ids of the files whose code spells it (`lexicon.code_words`),
@@ -145,12 +178,10 @@ class IndexReader:
             else:
                 found[word] = ids
         if missing:
-            marks = ", ".join("?" * len(missing))
-            rows = self.sql(f"SELECT word, files FROM code_words WHERE word IN ({marks})", tuple(missing))
             try:
-                read = {word: store.decode_file_ids(files) for word, files in rows}
-            except ValueError as err:
-                raise store.damaged(self.generation / store.META, f"is damaged ({err})") from None
+                read = self.segments.code_words(missing)
+            except (sqlite3.DatabaseError, UnicodeDecodeError, ValueError) as err:
+                raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
             with self._db_lock:
                 if self._code_word_entries > config.current().CODE_WORD_CACHE_ENTRIES:
                     known.clear()
@@ -230,12 +261,12 @@ class IndexReader:
     @cached_property
     def symbol_locations(self) -> list[tuple[int, int]]:
         """(file id, start line) of every symbol, by symbol id."""
-        return [tuple(row) for row in self.sql("SELECT file_id, start_line FROM symbols ORDER BY id")]
+        return [tuple(row) for row in self.symbol_rows("file_id, start_line")]
 
     @cached_property
     def symbol_ends(self) -> list[int]:
         """The last line of every symbol, by symbol id."""
-        return [row[0] for row in self.sql("SELECT end_line FROM symbols ORDER BY id")]
+        return [row[0] for row in self.symbol_rows("end_line")]
 
     def node_span(self, node: int) -> tuple[int, int] | None:
         """The lines of a graph node that is a symbol (None for a file)."""
@@ -248,7 +279,7 @@ class IndexReader:
     def symbols_by_name(self) -> dict[str, list[int]]:
         """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix)."""
         table: dict[str, list[int]] = {}
-        for symbol_id, name in self.sql("SELECT id, name FROM symbols ORDER BY id"):
+        for symbol_id, (name,) in enumerate(self.symbol_rows("name")):
             table.setdefault(name, []).append(symbol_id)
             table.setdefault("\0" + name.lower(), []).append(symbol_id)
         return table
@@ -298,6 +329,7 @@ class IndexReader:
     def close(self) -> None:
         with self._db_lock:
             self.db.close()
+        self.segments.close()
         self._pinned.close()
 
 

@@ -6,12 +6,19 @@ An index is a folder:
     CURRENT         the name of the published generation, replaced atomically
     gen-000007/     one immutable generation:
         READERS         held shared (flock) by every process reading this generation
-        meta.sqlite     files, chunks, symbols, references, graph edges, code words
+        meta.sqlite     the generation's own: its walk and counts, its files, the graph's edges
+        rows.sqlite     the base segment: chunks, symbols, references, code words of every file
+        rows-delta.sqlite  the delta segment: those rows of the files edited since the base
         text.idx        the trigram index over file contents (its own checksummed format)
         text-delta.idx  the documents edited since text.idx was written, which replace its own
-        codes.npy       packed binary embeddings, one row per chunk (memory-mapped when read)
+        codes.npy       packed binary embeddings of the base's chunks (memory-mapped when read)
+        codes-delta.npy those of the delta's chunks
         nodes.npy       each graph node's PageRank and in-degree (float64, a row per node)
         MANIFEST        size and SHA-256 of each file above, written last
+
+An edit that keeps every path writes the delta segment and links the base's files from the
+previous generation (`index.segments`); other updates, and a delta grown past its share, write
+one new base.
 
 A build writes a whole new generation beside the current one, flushes it to disk, then swaps
 CURRENT; a crash or Ctrl-C at any point leaves the previous generation published and intact.
@@ -49,7 +56,7 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -59,12 +66,16 @@ TEXT_INDEX = "text.idx"
 #: The trigram index's delta layer (`index.text_layers`): edited documents under their file ids.
 TEXT_DELTA = "text-delta.idx"
 CODES = "codes.npy"
+#: The delta segment (`index.segments`): the rows and codes of the files edited since the base.
+ROWS = "rows.sqlite"
+ROWS_DELTA = "rows-delta.sqlite"
+CODES_DELTA = "codes-delta.npy"
 #: What is derived from the whole graph, kept apart from the rows of each file, so that an update
 #: copies those rows from the previous generation as they are.
 NODES = "nodes.npy"
 MANIFEST = "MANIFEST"
 #: The parts of a generation that MANIFEST vouches for.
-PARTS = (META, TEXT_INDEX, TEXT_DELTA, CODES, NODES)
+PARTS = (META, ROWS, ROWS_DELTA, TEXT_INDEX, TEXT_DELTA, CODES, CODES_DELTA, NODES)
 #: Parts whose own format carries a checksum of every byte, which loading them checks: opening
 #: checks only their size against MANIFEST (hashing text.idx again would double the cost of
 #: opening a large index: 90 ms instead of 45 for a 110 MB one).
@@ -84,9 +95,31 @@ CREATE TABLE files (
     roles INTEGER NOT NULL DEFAULT 0,      -- a bit per role (index/roles.py)
     role_names TEXT                        -- JSON {"parts": [...], "versions": [...]}, or NULL
 );
+-- Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id,
+-- the symbol's id in the generation: `index.segments`); nodes.npy holds each node's PageRank and
+-- in-degree (symbols and files that call, import or inherit it).
+CREATE TABLE edges (
+    src INTEGER NOT NULL,
+    dst INTEGER NOT NULL,
+    kind TEXT NOT NULL,              -- call, import, inherit
+    line INTEGER NOT NULL            -- where in the source the dependency is written
+);
+"""
+
+#: A segment's database (`rows.sqlite`, `rows-delta.sqlite`). Ids are the segment's own, given
+#: file by file in file id order; file ids are the generation's.
+SEGMENT_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- The files whose rows the segment holds, with how many of each kind (a file may hold none).
+CREATE TABLE held (
+    file_id INTEGER PRIMARY KEY,
+    chunks INTEGER NOT NULL,
+    symbols INTEGER NOT NULL,
+    refs INTEGER NOT NULL
+);
 CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,          -- also the row in codes.npy
-    file_id INTEGER NOT NULL REFERENCES files(id),
+    id INTEGER PRIMARY KEY,          -- also the row in the segment's codes
+    file_id INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     symbol TEXT,
@@ -95,7 +128,7 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_file ON chunks(file_id);
 CREATE TABLE symbols (
     id INTEGER PRIMARY KEY,
-    file_id INTEGER NOT NULL REFERENCES files(id),
+    file_id INTEGER NOT NULL,
     name TEXT NOT NULL,
     kind TEXT NOT NULL,
     qualified_name TEXT NOT NULL,
@@ -106,10 +139,9 @@ CREATE TABLE symbols (
     parent TEXT
 );
 CREATE INDEX symbols_file ON symbols(file_id);
-CREATE INDEX symbols_name ON symbols(name);
 CREATE TABLE refs (
     id INTEGER PRIMARY KEY,          -- in file order, as the ids of chunks and symbols
-    file_id INTEGER NOT NULL REFERENCES files(id),
+    file_id INTEGER NOT NULL,
     kind TEXT NOT NULL,
     name TEXT NOT NULL,
     line INTEGER NOT NULL,
@@ -118,17 +150,8 @@ CREATE TABLE refs (
     imported_names TEXT NOT NULL     -- JSON list
 );
 CREATE INDEX refs_file ON refs(file_id);
--- Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id);
--- nodes.npy holds each node's PageRank and in-degree (symbols and files that call, import or
--- inherit it).
-CREATE TABLE edges (
-    src INTEGER NOT NULL,
-    dst INTEGER NOT NULL,
-    kind TEXT NOT NULL,              -- call, import, inherit
-    line INTEGER NOT NULL            -- where in the source the dependency is written
-);
--- The words of each file's names outside its comments, as postings: a word, then the ids of the
--- files that spell it (uint32, little-endian, ascending).
+-- The words of each held file's names outside its comments, as postings: a word, then the ids
+-- of the held files that spell it (uint32, little-endian, ascending).
 CREATE TABLE code_words (word TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
 """
 
@@ -561,41 +584,45 @@ def path_from_db(value: str | bytes) -> str:
     return value if isinstance(value, str) else os.fsdecode(value)
 
 
-#: The schema's secondary indexes, made once the rows are in (`finish_database`): built from
-#: sorted rows at the end, not kept up to date row by row, they cost a fifth less.
-_INDEXES = tuple(re.findall(r"^CREATE INDEX [^;]*;", SCHEMA, re.M))
-_TABLES = re.sub(r"^CREATE INDEX [^;]*;\n?", "", SCHEMA, flags=re.M)
+#: Each schema's tables, then its secondary indexes, made once the rows are in
+#: (`finish_database`): built from sorted rows at the end, not kept up to date row by row, they
+#: cost a fifth less.
+_SPLIT = {
+    schema: (re.sub(r"^CREATE INDEX [^;]*;\n?", "", schema, flags=re.M), tuple(re.findall(r"^CREATE INDEX [^;]*;", schema, re.M)))
+    for schema in (SCHEMA, SEGMENT_SCHEMA)
+}
 
 
-def create_database(path: Path, earlier: Path | None = None) -> sqlite3.Connection:
-    """A new metadata database with the current schema's tables (their rows to be inserted, then
-    `finish_database`); with the database of an `earlier` generation attached as `earlier`, to
-    copy rows from (it is only read)."""
+def create_database(path: Path, attached: dict[str, Path] | None = None, schema: str = SCHEMA) -> sqlite3.Connection:
+    """A new database with the tables of `schema` (the generation's, or `SEGMENT_SCHEMA`), their
+    rows to be inserted, then `finish_database`; with the databases `attached` under their names,
+    to copy rows from (they are only read)."""
     db = sqlite3.connect(path)
-    if earlier is not None:
-        db.execute("ATTACH DATABASE ? AS earlier", (str(earlier),))
+    for name, other in (attached or {}).items():
+        db.execute(f"ATTACH DATABASE ? AS {name}", (str(other),))
     # A new generation's database needs no journal and no syncs of its own: a build that stops
     # halfway leaves a generation no one reads (it is never published), and `seal` syncs every
     # part before it is. With SQLite's defaults, each statement of the schema was a transaction
     # synced to disk on its own.
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
-    db.executescript(f"BEGIN;\n{_TABLES}\nCOMMIT;")
+    db.executescript(f"BEGIN;\n{_SPLIT[schema][0]}\nCOMMIT;")
     db.execute("INSERT INTO meta VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
     return db
 
 
-def finish_database(db: sqlite3.Connection) -> None:
-    """Make the schema's indexes over the rows inserted, and commit: the database is then the
-    schema's whole."""
-    for statement in _INDEXES:
+def finish_database(db: sqlite3.Connection, schema: str = SCHEMA) -> None:
+    """Make the indexes of `schema` (the one the database was created with) over the rows
+    inserted, and commit: the database is then the schema's whole."""
+    for statement in _SPLIT[schema][1]:
         db.execute(statement)
     db.commit()
 
 
-def open_database(generation: Path) -> sqlite3.Connection:
-    """The metadata database of a generation, read-only, after checking its format version."""
-    path = generation / META
+def open_database(generation: Path, name: str = META) -> sqlite3.Connection:
+    """A database of a generation (its own, or a segment's: `name`), read-only, after checking
+    its format version."""
+    path = generation / name
     if not path.is_file():
         raise damaged(path, "is missing")
     db = None

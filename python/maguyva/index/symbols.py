@@ -85,9 +85,7 @@ class SymbolTable:
     """Every definition of one index, held in memory with lookups by name."""
 
     def __init__(self, reader: IndexReader):
-        rows = reader.sql(
-            "SELECT file_id, name, kind, qualified_name, start_line FROM symbols ORDER BY id"
-        )
+        rows = reader.symbol_rows("file_id, name, kind, qualified_name, start_line")
         self.count = n = len(rows)
         self._reader = weakref.ref(reader)
         self._paths = [f.path for f in reader.files]
@@ -275,7 +273,7 @@ class WordIndex:
     def __init__(self, reader: IndexReader, table: SymbolTable):
         n = max(table.count, 1)
         vocabulary = table.vocabulary
-        rows = reader.sql("SELECT signature, docstring FROM symbols ORDER BY id")
+        rows = reader.symbol_rows("signature, docstring")
         signatures = [r[0] or "" for r in rows]
         docstrings = [r[1] or "" for r in rows]
 
@@ -575,8 +573,7 @@ def named(reader: IndexReader, name: str, tier: int = EXACT, *, narrow: str = "k
         ids = list(by_name.get(tail, ()))
     if "." not in name or not ids:
         return ids
-    placeholders = ",".join("?" * len(ids))
-    rows = reader.sql(f"SELECT id, qualified_name FROM symbols WHERE id IN ({placeholders})", tuple(ids))
+    rows = reader.symbols_at(ids, "qualified_name")
     caseless = tier != EXACT
     wanted = name.lower() if caseless else name
     fitting = sorted(i for i, qualified in rows if qualifies(qualified.lower() if caseless else qualified, wanted))

@@ -83,12 +83,7 @@ def find_definitions(reader: IndexReader, name: str, kind: str | None = None, li
 def _definitions(reader: IndexReader, ids: list[int], tier: int) -> list[Definition]:
     if not ids:
         return []
-    placeholders = ",".join("?" * len(ids))
-    rows = reader.sql(
-        "SELECT id, file_id, name, qualified_name, kind, start_line, end_line, signature, docstring"
-        f" FROM symbols WHERE id IN ({placeholders})",
-        tuple(ids),
-    )
+    rows = reader.symbols_at(ids, "file_id, name, qualified_name, kind, start_line, end_line, signature, docstring")
     files = reader.files
     degree = reader.node_in_degree
     return [
@@ -171,11 +166,7 @@ def _describe(reader: IndexReader, found: list[tuple[int, int, Edge]], limit: in
     symbol_ids = {n - file_count for node, _, edge in found for n in (node, edge.dst) if n >= file_count}
     symbols: dict[int, tuple[int, str, str]] = {}
     if symbol_ids:
-        placeholders = ",".join("?" * len(symbol_ids))
-        for i, file_id, qualified, kind in reader.sql(
-            f"SELECT id, file_id, qualified_name, kind FROM symbols WHERE id IN ({placeholders})",
-            tuple(sorted(symbol_ids)),
-        ):
+        for i, file_id, qualified, kind in reader.symbols_at(sorted(symbol_ids), "file_id, qualified_name, kind"):
             symbols[i] = (file_id, qualified, kind)
 
     def label(node: int) -> str:

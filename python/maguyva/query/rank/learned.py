@@ -178,7 +178,7 @@ class FileFacts:
         defining = np.zeros(len(files))
         contracts = np.zeros(len(files))
         bodies = np.zeros(len(files))
-        for file_id, kind in reader.sql("SELECT DISTINCT file_id, kind FROM symbols"):
+        for file_id, kind in set(reader.symbol_rows("file_id, kind")):
             defining[file_id] = 1.0
             if kind in CONTRACT_KINDS:
                 contracts[file_id] = 1.0

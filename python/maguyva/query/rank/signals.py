@@ -406,9 +406,7 @@ class ImportSources:
         #: name -> [(importing file, line)], and name -> how many of those imports name each file.
         self._imports: dict[str, list[tuple[int, int]]] = {}
         self._sources: dict[str, Counter[int]] = {}
-        for file_id, module, line, listed in reader.sql(
-            "SELECT file_id, name, line, imported_names FROM refs WHERE kind = 'import'"
-        ):
+        for file_id, module, line, listed in reader.import_references():
             items = json.loads(listed) if listed else []
             for item in items or [module]:
                 name = last_part(item)
