@@ -45,14 +45,12 @@ from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
-from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
+from maguyva.index.segments import CHUNKS, IN_LIST, REFS, SYMBOLS, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
-#: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
-_IN_LIST = 500
 
 
 @dataclass(slots=True)
@@ -514,7 +512,7 @@ class Previous:
             return found
         columns = "file_id, kind, name, line, enclosing, qualifier, imported_names"
         rows: Iterable[tuple[Any, ...]]
-        if len(found) > _IN_LIST:
+        if len(found) > IN_LIST:
             rows = self.segments.rows(REFS, columns)
         else:
             marks = ", ".join("?" * len(found))
@@ -545,8 +543,8 @@ class Previous:
             return set()
         wanted = sorted(names)
         callers: set[int] = set()
-        for start in range(0, len(wanted), _IN_LIST):
-            part = wanted[start : start + _IN_LIST]
+        for start in range(0, len(wanted), IN_LIST):
+            part = wanted[start : start + IN_LIST]
             marks = ", ".join("?" * len(part))
             callers.update(
                 file_id for _, file_id in self.segments.rows_where(REFS, "file_id", f"kind != 'import' AND name IN ({marks})", part)

@@ -27,6 +27,8 @@ from maguyva.index import store
 #: The tables whose rows are numbered file by file, in the order of `SegmentFiles.starts`.
 TABLES = ("chunks", "symbols", "refs")
 CHUNKS, SYMBOLS, REFS = range(3)
+#: Values a statement's `IN (...)` list takes at most (SQLite caps a statement's parameters).
+IN_LIST = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +59,6 @@ class SegmentFiles:
         starts = np.zeros((len(files) + 1, len(TABLES)), dtype=np.int64)
         np.cumsum(counts, axis=0, out=starts[1:])
         return cls(files, starts)
-
-    @classmethod
-    def empty(cls) -> SegmentFiles:
-        return cls(np.zeros(0, dtype=np.int64), np.zeros((1, len(TABLES)), dtype=np.int64))
 
 
 class SegmentOrder:
@@ -183,8 +181,8 @@ class Segments:
         offset = self.order.base_totals[table]
         found: list[tuple[Any, ...]] = []
         for db, local, shift in ((self.base, at[at < offset], 0), (self.delta, at[at >= offset] - offset, offset)):
-            for start in range(0, len(local), 900):
-                part = local[start : start + 900].tolist()
+            for start in range(0, len(local), IN_LIST):
+                part = local[start : start + IN_LIST].tolist()
                 marks = ", ".join("?" * len(part))
                 rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE id IN ({marks})", part)
                 found += [(row[0] + shift, *row[1:]) for row in rows] if shift else rows
@@ -194,8 +192,8 @@ class Segments:
     def code_words(self, words: Sequence[str]) -> dict[str, np.ndarray]:
         """Per word of `words` that some file's code spells: the ids of those files, ascending."""
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(words), 900):
-            part = list(words[start : start + 900])
+        for start in range(0, len(words), IN_LIST):
+            part = list(words[start : start + IN_LIST])
             marks = ", ".join("?" * len(part))
             statement = f"SELECT word, files FROM code_words WHERE word IN ({marks})"
             for word, files in self._all(self.base, statement, part):
