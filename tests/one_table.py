@@ -26,7 +26,7 @@ def one_database(generation: Path) -> sqlite3.Connection:
     segments = Segments(generation, files)
     try:
         chunks = segments.rows(CHUNKS, "file_id, start_line, end_line, symbol, symbol_id")
-        symbol_ids = segments.chunk_symbols([row[4] for row in chunks])
+        symbol_ids = [None if s < 0 else s for s in segments.chunk_symbol_ids().tolist()]
         db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, file_id, start_line, end_line, symbol, symbol_id)")
         db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", [(i, *row[:4], s) for i, (row, s) in enumerate(zip(chunks, symbol_ids))])
         db.execute(f"CREATE TABLE symbols (id INTEGER PRIMARY KEY, {SYMBOL_COLUMNS})")

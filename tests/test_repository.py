@@ -180,3 +180,45 @@ def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch
     assert len(checks) == 2
     write_file(shop, "app/late.py", "LATE = 1\n")
     assert repo.refresh().changes.added == ("app/late.py",), "a question after an edit gets its own check"
+
+
+def test_an_update_walks_the_repository_once_the_check_and_the_build_sharing_the_walk(shop, tmp_path, monkeypatch):
+    from maguyva.index import build, freshness
+
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    walks: list[Path] = []
+    for module in (build, freshness):
+        original = module.walk
+
+        def counted(root, *args, _walk=original, **kwargs):  # type: ignore[no-untyped-def]
+            walks.append(Path(root))
+            return _walk(root, *args, **kwargs)
+
+        monkeypatch.setattr(module, "walk", counted)
+    write_file(shop, "app/late.py", "def tardy():\n    return 'EWOULDBLOCK'\n")
+    refresh = repo.refresh()
+    assert refresh.build is not None and refresh.build.parsed_files == 1
+    assert len(walks) == 1, "the build used the walk of the check that found the edit"
+    assert holding(literal_hits(repo, "EWOULDBLOCK"), 2) == ["app/late.py"]
+
+
+def test_a_walk_taken_with_other_options_is_not_used_by_the_build(shop, tmp_path, monkeypatch):
+    from maguyva.index import build
+    from maguyva.index.build import build_index
+    from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Walk
+
+    index_dir = tmp_path / "index"
+    build_index(shop, index_dir)
+    write_file(shop, "app/late.py", "LATE = 'EWOULDBLOCK'\n")
+    files, skipped = build.walk(shop, max_file_size=10)  # as a walk with a 10-byte limit sees it
+    walks: list[Path] = []
+    original = build.walk
+    monkeypatch.setattr(build, "walk", lambda root, *a, **k: walks.append(root) or original(root, *a, **k))
+    summary = build_index(shop, index_dir, walked=Walk(shop.resolve(), 0, files, skipped, 10, False))
+    assert walks == [shop.resolve()] and summary.files == 7
+    # The build's own options: used, and nothing walked again.
+    files, skipped = original(shop)
+    write_file(shop, "app/later.py", "LATER = 1\n")
+    summary = build_index(shop, index_dir, walked=Walk(shop.resolve(), 0, files, skipped, DEFAULT_MAX_FILE_SIZE, False))
+    assert len(walks) == 1 and summary.files == 7, "the handed walk is the state the build records"

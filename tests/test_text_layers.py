@@ -165,6 +165,47 @@ def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path
         first.close()
 
 
+def test_a_reader_of_an_edit_reads_only_the_delta_rows_of_what_its_base_was_read_for(tmp_path):
+    from maguyva.index.segments import CHUNKS, REFS
+
+    columns = "file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
+    root, index_dir = tmp_path / "granary", tmp_path / "index"
+    write(root, GRANARY)
+    build_index(root, index_dir)
+    first = IndexReader(index_dir)
+    try:
+        first.symbol_rows(columns)
+        write(root, {"mill/sieve.py": "def sift(grain, mesh):\n    return grain\n\ndef shake(grain):\n    return grain\n"})
+        build_index(root, index_dir)
+        edited = IndexReader(index_dir, first)
+        statements: dict[str, list[str]] = {"base": [], "delta": []}
+        edited.segments.base.set_trace_callback(statements["base"].append)
+        edited.segments.delta.set_trace_callback(statements["delta"].append)
+        rows = edited.symbol_rows(columns), edited.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol")
+        assert statements["base"] == [] and statements["delta"], "the base's columns were read by the first reader"
+        assert edited.segments._kept is first.segments._kept
+        # The same rows as a full build's, the edited file's from the delta.
+        build_index(root, tmp_path / "full", rebuild=True)
+        whole = IndexReader(tmp_path / "full")
+        assert whole.segments._kept is not edited.segments._kept
+        assert rows == (whole.symbol_rows(columns), whole.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol"))
+        assert "shake" in [row[1] for row in rows[0]]
+        # A column the base was not read for is read once, then kept.
+        assert edited.segments.rows(REFS, "name, line") == whole.segments.rows(REFS, "name, line")
+        assert len(statements["base"]) == 1 and "name, line" in statements["base"][0]
+        assert edited.segments.rows(REFS, "line") == whole.segments.rows(REFS, "line")
+        assert len(statements["base"]) == 1
+        whole.close()
+        write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
+        build_index(root, index_dir)
+        added = IndexReader(index_dir, edited)  # a new base: its own columns
+        assert added.segments._kept is not edited.segments._kept
+        for reader in (edited, added):
+            reader.close()
+    finally:
+        first.close()
+
+
 def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_path):
     from maguyva.query.rank.signals import path_vocabulary
 

@@ -210,6 +210,11 @@ class Tuning:
     #: base's; past it, or when files come or go, both are merged into a new base. Each edit then
     #: writes at most about this share of a whole index, and queries search two layers at most.
     TEXT_DELTA_MAX_SHARE: float = 0.1
+    #: A base segment's columns read once are kept in this process while anything holds the base
+    #: (`segments.BaseColumns`), for tables of at most this many rows: an edit's generation links
+    #: the base, so its build and its first question read only the delta's rows (about 80 bytes a
+    #: row and column at most; 2,000,000 symbols is a repository of some 150,000 files).
+    SEGMENT_COLUMNS_CACHE_ROWS: int = 2_000_000
 
 
     # Hashed once: derived tables are looked up by tuning on every question (`per_reader`), and a

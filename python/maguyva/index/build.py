@@ -39,7 +39,7 @@ from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_t
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat, Walk
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
@@ -121,6 +121,7 @@ def build_index(
     rebuild: bool = False,
     include_secrets: bool | None = None,
     tuning: config.Tuning | None = None,
+    walked: Walk | None = None,
 ) -> BuildSummary:
     """Build or update the index of the repository at `root`; return what was done.
 
@@ -132,9 +133,11 @@ def build_index(
     write (disk full, read-only folder) raises `IndexWriteError` and leaves the published index
     as it was. Files named like keys and credentials (`id_rsa`, `*.pem`, `.npmrc`...) are left out
     unless `include_secrets`; None keeps what the index was built with (False for a new one).
-    `tuning` holds the numbers the build uses (`config.current()` if None)."""
+    `tuning` holds the numbers the build uses (`config.current()` if None). `walked`, a walk of
+    `root` the caller has just taken (a freshness check's), is used instead of walking again when
+    it was walked with the build's options."""
     with config.using(tuning):
-        return _build_index(root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets)
+        return _build_index(root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets, walked)
 
 
 def _build_index(
@@ -145,6 +148,7 @@ def _build_index(
     progress: Progress | None,
     rebuild: bool,
     include_secrets: bool | None,
+    handed_walk: Walk | None,
 ) -> BuildSummary:
     started = time.perf_counter()
     root = root.resolve()
@@ -165,7 +169,12 @@ def _build_index(
         walked_at_ns = time.time_ns()
         if include_secrets is None:
             include_secrets = previous_walk_option(index_dir, "include_secrets", False)
-        walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
+        if handed_walk is not None and (handed_walk.root, handed_walk.max_file_size, handed_walk.include_secrets) == (
+            root, max_file_size, include_secrets
+        ):
+            walked_at_ns, walked, walk_skipped = handed_walk.started_ns, handed_walk.files, handed_walk.skipped
+        else:
+            walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
         unchanged = None if rebuild or identity is None else unchanged_index(
             index_dir, root, identity, walked, walk_skipped, max_file_size, include_secrets
         )
@@ -271,7 +280,6 @@ def unchanged_index(
         generation = store.current_generation(index_dir)
         if not (generation / store.MANIFEST).exists():
             return None
-        store.verify(generation)
         db = store.open_database(generation)
     except IndexStoreError:
         return None
@@ -294,7 +302,9 @@ def unchanged_index(
         if dict(skipped) != recorded:
             return None
         counts = {name: int(meta[f"count_{name}"]) for name in ("files", "chunks", "symbols", "edges")}
-    except (sqlite3.DatabaseError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        # Last, as it reads every part: a repository that changed is told by its stats alone.
+        store.verify(generation)
+    except (IndexStoreError, sqlite3.DatabaseError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
     finally:
         db.close()
@@ -659,13 +669,13 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
         warnings.append(f"{problem}; every file indexed again")
 
 
+#: The columns of a `Symbol`, in its order.
+_SYMBOL_COLUMNS = ", ".join(Symbol._fields)
+
+
 def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     """The previous generation's files as records to carry over: with their symbols and codes,
     and their segments (`Previous.segments`), where their other rows are."""
-    # Symbol rows come by file (ids are given file by file), so each file's are one run, built
-    # by one comprehension, and the named tuples by `tuple.__new__` (what their `_make` does),
-    # without the Python-level constructor each.
-    new = tuple.__new__
     files = db.execute(
         "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
     ).fetchall()
@@ -688,11 +698,9 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
             )
             for i, path, language, size, mtime_ns, digest, _, _ in files
         ]  # fmt: skip
-        rows = segments.rows(
-            SYMBOLS, "file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
-        )
-        for file_id, run in groupby(rows, key=itemgetter(0)):
-            records[file_id].symbols.extend([new(Symbol, row[1:]) for row in run])
+        by_file = segments.per_file(SYMBOLS, _SYMBOL_COLUMNS, Symbol._make)
+        for record, symbols in zip(records, by_file):
+            record.symbols.extend(symbols)
         earlier = EarlierGraph(
             [r.path for r in records],
             np.diff(order.file_starts[SYMBOLS]),

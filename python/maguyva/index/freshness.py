@@ -79,6 +79,21 @@ class Changes:
         }
 
 
+class Walk(NamedTuple):
+    """What a walk of a repository found, and how it was walked: a build handed one walks no
+    second time (an update right after the check that found the change)."""
+
+    root: Path
+    #: time.time_ns() when the walk started: a file modified since may differ from its stat.
+    started_ns: int
+    #: (path, size, mtime_ns) of the files walked.
+    files: list[tuple[str, int, int]]
+    #: Files left out, by reason.
+    skipped: dict[str, int]
+    max_file_size: int
+    include_secrets: bool
+
+
 @dataclass(slots=True)
 class FreshnessCheck:
     """The stat state of one index generation, compared with the repository on demand.
@@ -96,6 +111,8 @@ class FreshnessCheck:
     #: (size, mtime_ns) of files whose content was found equal to the indexed content since
     #: this generation was built.
     verified: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The latest check's walk.
+    last_walk: Walk | None = None
 
     @classmethod
     def of(cls, reader: IndexReader) -> FreshnessCheck:
@@ -130,13 +147,15 @@ class FreshnessCheck:
     def check(self) -> Changes:
         """How the repository differs from the index now."""
         started = time.perf_counter()
+        started_ns = time.time_ns()
         # The walk creates a few objects per file, all freed by reference counting; left on, the
         # cyclic collector would run several times meanwhile, each pass over every object of
         # the process (a loaded index holds hundreds of thousands), and cost more than the walk.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            walked, _ = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
+            walked, skipped = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
+            self.last_walk = Walk(self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets)
             changes = self.compare(walked, started)
         finally:
             if collecting:

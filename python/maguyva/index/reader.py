@@ -94,18 +94,16 @@ class IndexReader:
             self.layout = earlier_layout if earlier_layout is not None and earlier_layout.files == layout else FileLayout(layout)
             #: The rows of files, chunks, symbols and references (`index.segments`).
             self.segments = Segments(generation, len(file_rows))
-            rows = self.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol, symbol_id")
-            self.chunk_file = np.array([r[0] for r in rows], dtype=np.uint32)
-            self.chunk_start = np.array([r[1] for r in rows], dtype=np.int32)
-            self.chunk_end = np.array([r[2] for r in rows], dtype=np.int32)
-            self.chunk_symbol: list[str | None] = [r[3] for r in rows]
+            chunk_file = self.segments.array(CHUNKS, "file_id")
+            self.chunk_file = chunk_file.astype(np.uint32)
+            self.chunk_start = self.segments.array(CHUNKS, "start_line").astype(np.int32)
+            self.chunk_end = self.segments.array(CHUNKS, "end_line").astype(np.int32)
+            self.chunk_symbol: list[str | None] = self.segments.column(CHUNKS, "symbol")
             #: Every graph node's PageRank and in-degree: files first, then symbols by id.
             self.node_centrality, self.node_in_degree = store.load_nodes(generation / store.NODES)
             # A chunk's node: the symbol it holds, else its file.
-            symbol_ids = self.segments.chunk_symbols([r[4] for r in rows])
-            chunk_node = np.array(
-                [r[0] if s is None else len(file_rows) + s for r, s in zip(rows, symbol_ids)], dtype=np.int64
-            )
+            symbol_ids = self.segments.chunk_symbol_ids()
+            chunk_node = np.where(symbol_ids < 0, chunk_file, len(file_rows) + symbol_ids)
             if len(chunk_node) and (chunk_node.max() >= len(self.node_centrality) or chunk_node.min() < 0):
                 raise ValueError("a chunk names a graph node that nodes.npy lacks")
             self.chunk_centrality = self.node_centrality[chunk_node].astype(np.float32)
@@ -125,7 +123,7 @@ class IndexReader:
         if (
             self.codes.ndim != 2
             or self.codes.dtype != np.uint8
-            or self.codes.shape[0] != len(rows)
+            or self.codes.shape[0] != len(self.chunk_file)
             or self.text.doc_count != len(self.files)
             or len(self.node_centrality) != len(self.files) + int(self.meta.get("count_symbols", -1))
             or self.segments.order.total(SYMBOLS) != int(self.meta.get("count_symbols", -1))
@@ -147,6 +145,13 @@ class IndexReader:
         """`columns` of the `symbols` table (store.SEGMENT_SCHEMA) for every symbol, by id."""
         try:
             return self.segments.rows(SYMBOLS, columns)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+
+    def symbol_column(self, name: str) -> list[Any]:
+        """The column `name` of the `symbols` table for every symbol, by id."""
+        try:
+            return self.segments.column(SYMBOLS, name)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
 
@@ -266,7 +271,7 @@ class IndexReader:
     @cached_property
     def symbol_ends(self) -> list[int]:
         """The last line of every symbol, by symbol id."""
-        return [row[0] for row in self.symbol_rows("end_line")]
+        return self.symbol_column("end_line")
 
     def node_span(self, node: int) -> tuple[int, int] | None:
         """The lines of a graph node that is a symbol (None for a file)."""
@@ -279,7 +284,7 @@ class IndexReader:
     def symbols_by_name(self) -> dict[str, list[int]]:
         """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix)."""
         table: dict[str, list[int]] = {}
-        for symbol_id, (name,) in enumerate(self.symbol_rows("name")):
+        for symbol_id, name in enumerate(self.symbol_column("name")):
             table.setdefault(name, []).append(symbol_id)
             table.setdefault("\0" + name.lower(), []).append(symbol_id)
         return table

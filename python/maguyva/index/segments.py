@@ -12,9 +12,12 @@ while an edit writes the delta's rows and links the base's files from the previo
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from maguyva import config
 from maguyva.index import store
 
 #: The tables whose rows are numbered file by file, in the order of `SegmentFiles.starts`.
@@ -58,6 +62,7 @@ class SegmentFiles:
                 raise ValueError(f"a segment's {table} are not the rows its files list")
         starts = np.zeros((len(files) + 1, len(TABLES)), dtype=np.int64)
         np.cumsum(counts, axis=0, out=starts[1:])
+        files.flags.writeable = starts.flags.writeable = False  # a base's are shared (`BaseColumns`)
         return cls(files, starts)
 
 
@@ -128,6 +133,72 @@ class SegmentOrder:
         return list(taken) if len(gather) > 1 else [taken]
 
 
+_COLUMN_NAME = re.compile(r"[a-z_]+")
+
+
+class BaseColumns:
+    """The files of a base segment, the columns of its tables read so far (each a list in id
+    order) and what is derived from them alone. A sealed segment's file is never written again
+    and an edit's generation links its base, so they are kept by file identity (device, inode,
+    size, mtime) while any `Segments` holds them: the build of an edit and the new generation's
+    reader then read only the delta's rows."""
+
+    def __init__(self) -> None:
+        self._columns: dict[tuple[int, str], list[Any]] = {}
+        self._derived: dict[object, Any] = {}
+        self._lock = threading.Lock()
+        self._files: SegmentFiles | None = None
+
+    def files(self, db: sqlite3.Connection) -> SegmentFiles:
+        """The segment's files, read from `db` (the segment) once."""
+        files = self._files
+        if files is None:
+            files = self._files = SegmentFiles.read(db)
+        return files
+
+    def columns(self, table: int, names: list[str], read: Callable[[list[str]], list[tuple[Any, ...]]]) -> list[list[Any]]:
+        """The columns `names` of `table`; `read(names)` gives the rows of those not kept yet,
+        in id order. The lists are shared: never changed."""
+        with self._lock:
+            missing = [n for n in dict.fromkeys(names) if (table, n) not in self._columns]
+        if missing:
+            rows = read(missing)
+            read_columns = list(zip(*rows)) if rows else [()] * len(missing)
+            with self._lock:
+                for name, column in zip(missing, read_columns):
+                    self._columns.setdefault((table, name), list(column))
+        with self._lock:
+            return [self._columns[(table, n)] for n in names]
+
+    def derived(self, key: object, make: Callable[[], Any]) -> Any:
+        """`make()`, a function of the base's rows alone, made once under `key`."""
+        with self._lock:
+            value = self._derived.get(key, _MISSING)
+        if value is _MISSING:
+            value = make()
+            with self._lock:
+                value = self._derived.setdefault(key, value)
+        return value
+
+
+_MISSING = object()
+
+
+#: `BaseColumns` by base file identity, while anything holds them.
+_base_columns: weakref.WeakValueDictionary[tuple[int, int, int, int], BaseColumns] = weakref.WeakValueDictionary()
+_base_columns_lock = threading.Lock()
+
+
+def _kept_columns(path: Path) -> BaseColumns:
+    stat = os.stat(path)
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    with _base_columns_lock:
+        kept = _base_columns.get(identity)
+        if kept is None:
+            kept = _base_columns[identity] = BaseColumns()
+    return kept
+
+
 class Segments:
     """The two segment databases of a generation, open for reading, and their order; every
     answer is in the generation's ids. Safe to share between threads."""
@@ -142,7 +213,8 @@ class Segments:
             raise
         self._lock = threading.Lock()
         try:
-            self.order = SegmentOrder(file_count, SegmentFiles.read(self.base), SegmentFiles.read(self.delta))
+            self._kept = _kept_columns(generation / store.ROWS)
+            self.order = SegmentOrder(file_count, self._kept.files(self.base), SegmentFiles.read(self.delta))
         except BaseException:
             self.close()
             raise
@@ -151,12 +223,81 @@ class Segments:
         with self._lock:
             return db.execute(statement, tuple(parameters)).fetchall()
 
+    def _keeps(self, table: int) -> bool:
+        return self.order.base_totals[table] <= config.current().SEGMENT_COLUMNS_CACHE_ROWS
+
+    def _base_columns(self, table: int, names: list[str]) -> list[list[Any]]:
+        """The columns `names` of the base's `table` (shared: never changed), kept for the next
+        reader of the same base when the table is not too large."""
+
+        def read(wanted: list[str]) -> list[tuple[Any, ...]]:
+            return self._all(self.base, f"SELECT {', '.join(wanted)} FROM {TABLES[table]} ORDER BY id")
+
+        if self._keeps(table):
+            return self._kept.columns(table, names, read)
+        rows = read(names)
+        return [list(column) for column in zip(*rows)] if rows else [[] for _ in names]
+
+    def _delta_column(self, table: int, name: str) -> list[Any]:
+        return [row[0] for row in self._all(self.delta, f"SELECT {name} FROM {TABLES[table]} ORDER BY id")]
+
     def rows(self, table: int, columns: str) -> list[tuple[Any, ...]]:
         """`columns` of every row of `table`, in the generation's id order."""
         statement = f"SELECT {columns} FROM {TABLES[table]} ORDER BY id"
-        base = self._all(self.base, statement)
+        names = [name.strip() for name in columns.split(",")]
+        if all(_COLUMN_NAME.fullmatch(n) for n in names):
+            base = list(zip(*self._base_columns(table, names)))
+        else:
+            base = self._all(self.base, statement)
         delta = [] if self.order.identity else self._all(self.delta, statement)
         return self.order.take(table, base, delta)
+
+    def column(self, table: int, name: str) -> list[Any]:
+        """The column `name` of every row of `table`, in the generation's id order."""
+        base = self._base_columns(table, [name])[0]
+        if self.order.identity:
+            return list(base)
+        return self.order.take(table, base, self._delta_column(table, name))
+
+    def array(self, table: int, name: str) -> np.ndarray:
+        """The integer column `name` of every row of `table` (-1 for NULL), in the generation's
+        id order; read-only when it is the base's own."""
+
+        def of_base() -> np.ndarray:
+            column = self._base_columns(table, [name])[0]
+            values = np.fromiter((-1 if v is None else v for v in column), dtype=np.int64, count=len(column))
+            values.flags.writeable = False
+            return values
+
+        base: np.ndarray = self._kept.derived(("array", table, name), of_base) if self._keeps(table) else of_base()
+        if self.order.identity:
+            return base
+        delta = np.array([-1 if v is None else v for v in self._delta_column(table, name)], dtype=np.int64)
+        taken: np.ndarray = np.concatenate([base, delta])[self.order.gather(table)]
+        return taken
+
+    def per_file(self, table: int, columns: str, make: Callable[[tuple[Any, ...]], Any]) -> list[list[Any]]:
+        """For each file of the generation, `make(row)` of each of its rows of `table` (plain
+        column names `columns`), in id order. A base file's list is shared: never changed."""
+        names = [name.strip() for name in columns.split(",")]
+
+        def split(rows: list[tuple[Any, ...]], starts: np.ndarray) -> list[list[Any]]:
+            made = [make(row) for row in rows]
+            bounds = starts[:, table].tolist()
+            return [made[a:b] for a, b in zip(bounds, bounds[1:])]
+
+        def of_base() -> list[list[Any]]:
+            return split(list(zip(*self._base_columns(table, names))), self.order.base.starts)
+
+        base = self._kept.derived(("per_file", table, columns, make), of_base) if self._keeps(table) else of_base()
+        if self.order.identity:
+            return list(base)
+        statement = f"SELECT {columns} FROM {TABLES[table]} ORDER BY id"
+        delta = split(self._all(self.delta, statement), self.order.delta.starts)
+        found = list(base)
+        for position, file_id in enumerate(self.order.delta.files.tolist()):
+            found[file_id] = delta[position]
+        return found
 
     def rows_where(self, table: int, columns: str, where: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """(id, *columns) of the rows of `table` meeting `where`, by id."""
@@ -221,18 +362,19 @@ class Segments:
         taken: np.ndarray = np.take(both, self.order.gather(CHUNKS), axis=0)
         return taken
 
-    def chunk_symbols(self, local: list[int | None]) -> list[int | None]:
-        """The generation's symbol ids of the chunks' own (`chunks.symbol_id`, in the generation's
-        chunk order, each its segment's id)."""
+    def chunk_symbol_ids(self) -> np.ndarray:
+        """Each chunk's own symbol (`chunks.symbol_id`, its segment's id) as the generation's
+        symbol id, -1 for none, in the generation's chunk order."""
+        local = self.array(CHUNKS, "symbol_id")
         if self.order.identity:
             return local
-        offset = self.order.base_totals[SYMBOLS]
         ids = self.order.global_ids(SYMBOLS)
+        if not len(ids):
+            return np.full(len(local), -1, dtype=np.int64)
         from_delta = self.order.gather(CHUNKS) >= self.order.base_totals[CHUNKS]
-        return [
-            None if s is None else int(ids[s + offset if d else s])
-            for s, d in zip(local, from_delta.tolist())
-        ]
+        rows = np.where(from_delta, local + self.order.base_totals[SYMBOLS], local)
+        found: np.ndarray = np.where(local < 0, -1, ids[np.maximum(rows, 0)])
+        return found
 
     def close(self) -> None:
         with self._lock:

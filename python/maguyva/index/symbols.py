@@ -85,19 +85,17 @@ class SymbolTable:
     """Every definition of one index, held in memory with lookups by name."""
 
     def __init__(self, reader: IndexReader):
-        rows = reader.symbol_rows("file_id, name, kind, qualified_name, start_line")
-        self.count = n = len(rows)
+        self.file_id: list[int] = reader.symbol_column("file_id")
+        self.count = n = len(self.file_id)
         self._reader = weakref.ref(reader)
         self._paths = [f.path for f in reader.files]
         self._path_parts: dict[int, frozenset[str]] = {}
         self._words: WordIndex | None = None
         self._lock = threading.Lock()
-        columns = list(zip(*rows)) if rows else [()] * 5
-        self.file_id: list[int] = list(columns[0])
-        self.name: list[str] = list(columns[1])
-        self.kind: list[str] = list(columns[2])
-        self.qualified_name: list[str] = list(columns[3])
-        self.start_line: list[int] = list(columns[4])
+        self.name: list[str] = reader.symbol_column("name")
+        self.kind: list[str] = reader.symbol_column("kind")
+        self.qualified_name: list[str] = reader.symbol_column("qualified_name")
+        self.start_line: list[int] = reader.symbol_column("start_line")
         files = len(reader.files)
         self.in_degree: list[int] = reader.node_in_degree[files : files + n].tolist()
         self.centrality: list[float] = reader.node_centrality[files : files + n].tolist()
@@ -273,9 +271,8 @@ class WordIndex:
     def __init__(self, reader: IndexReader, table: SymbolTable):
         n = max(table.count, 1)
         vocabulary = table.vocabulary
-        rows = reader.symbol_rows("signature, docstring")
-        signatures = [r[0] or "" for r in rows]
-        docstrings = [r[1] or "" for r in rows]
+        signatures = [text or "" for text in reader.symbol_column("signature")]
+        docstrings = [text or "" for text in reader.symbol_column("docstring")]
 
         # Presence in a name, a qualifier or a path counts once; names are already pairs.
         name_keys = table.name_pairs

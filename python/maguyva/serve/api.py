@@ -11,7 +11,7 @@ from maguyva import config
 from maguyva.embed import Embedder
 from maguyva.index import store
 from maguyva.index.build import BuildSummary, build_index
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, FreshnessCheck
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, FreshnessCheck, Walk
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse
@@ -75,6 +75,11 @@ class Index:
             if self._freshness is None:
                 self._freshness = FreshnessCheck.of(self.reader)
             return self._freshness.check()
+
+    def last_walk(self) -> Walk | None:
+        """The walk of the latest `changes()` (None before one), for a build that follows it."""
+        with self._freshness_lock:
+            return None if self._freshness is None else self._freshness.last_walk
 
     @classmethod
     def build(

@@ -30,7 +30,7 @@ from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import store
 from maguyva.index.build import BuildSummary, build_index
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, Walk
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.reader import IndexReader
 from maguyva.serve.api import Index, repository_root
@@ -138,7 +138,7 @@ class Repository:
             changes = self._current.index.changes()
             stale_reason = None
             if changes.stale:
-                build, stale_reason = self._rebuild()
+                build, stale_reason = self._rebuild(self._current.index.last_walk())
             if build is not None:
                 # A repair already said is not said again by the build that made it.
                 said = {w.split("; ")[0] for w in warnings}
@@ -224,14 +224,15 @@ class Repository:
                 time.sleep(delay)
                 delay = min(2 * delay, _LOCK_POLL_MAX)
 
-    def _rebuild(self) -> tuple[BuildSummary | None, str | None]:
-        """Re-index incrementally and swap the new generation in; if another process holds
-        the index past the wait, keep the current generation and say why."""
+    def _rebuild(self, walked: Walk | None) -> tuple[BuildSummary | None, str | None]:
+        """Re-index incrementally (from `walked`, the check's walk that found the change) and
+        swap the new generation in; if another process holds the index past the wait, keep the
+        current generation and say why."""
         deadline = time.monotonic() + self.lock_wait
         delay = _LOCK_POLL_FIRST
         while True:
             try:
-                summary = self._build()
+                summary = self._build(walked)
                 break
             except IndexLockedError:
                 if time.monotonic() >= deadline:
@@ -248,7 +249,7 @@ class Repository:
         self._install(self._open())
         return summary, None
 
-    def _build(self) -> BuildSummary:
+    def _build(self, walked: Walk | None = None) -> BuildSummary:
         # One build at a time in the process: a build already uses every core, and builds of
         # several repositories share the embedding cache, whose creation is not safe to race.
         with _builds:
@@ -258,6 +259,7 @@ class Repository:
                 embedder=self.embedder(),
                 max_file_size=self.max_file_size,
                 progress=self._progress,
+                walked=walked,
             )
 
     def embedder(self) -> Embedder:
