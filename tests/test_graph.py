@@ -132,3 +132,4 @@ def test_walks_callers_callees_and_dependants_with_paths():
 def test_in_degree_counts_distinct_dependants():
     edges = [Edge(0, 2, "call", 1), Edge(0, 2, "import", 1), Edge(1, 2, "call", 3), Edge(2, 0, "call", 4)]
     assert in_degree(3, edges).tolist() == [1, 0, 2]
+    assert in_degree(3, []).tolist() == [0, 0, 0] and in_degree(0, []).tolist() == []

@@ -207,6 +207,7 @@ def test_a_reader_of_an_edit_reads_only_the_delta_rows_of_what_its_base_was_read
 
 
 def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_path):
+    from maguyva.index.symbols import path_ranks
     from maguyva.query.rank.signals import path_vocabulary
 
     root, index_dir = tmp_path / "granary", tmp_path / "index"
@@ -219,6 +220,7 @@ def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_pat
         build_index(root, index_dir)
         edited = IndexReader(index_dir, first)  # the same paths: the same vocabulary
         assert edited.layout is first.layout and path_vocabulary(edited) is vocabulary
+        assert path_ranks(edited) is path_ranks(first)
         write(root, {"mill/bakery.py": "def loaf(dough):\n    return dough\n"})
         build_index(root, index_dir)
         added = IndexReader(index_dir, edited)  # a path more: derived again, with it

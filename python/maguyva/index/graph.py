@@ -241,11 +241,9 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
 
 def in_degree(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
     """How many distinct nodes depend directly on each node."""
-    dependants = {(e.src, e.dst) for e in edges}
-    counts = np.zeros(node_count, dtype=np.int32)
-    for _, dst in dependants:
-        counts[dst] += 1
-    return counts
+    # Each distinct (src, dst) once, as one integer, then counted by dst.
+    pairs = np.unique(np.fromiter((e.src * node_count + e.dst for e in edges), dtype=np.int64, count=len(edges)))
+    return np.bincount(pairs % max(node_count, 1), minlength=node_count).astype(np.int32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from itertools import chain
 import numpy as np
 
 from maguyva import config
-from maguyva.index.reader import IndexReader, per_reader
+from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.lexicon import (
     KIND_FAMILIES,
@@ -64,6 +64,12 @@ SEPARATORLESS = 3
 def _path_rank(path: str) -> int:
     """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""
     return 2 if path_demotion(path) < 1 else 1 if is_test_path(path) else 0
+
+
+@per_layout
+def path_ranks(reader: IndexReader) -> list[int]:
+    """`_path_rank` of every file, by file id: of the paths alone, so an edit in place keeps it."""
+    return [_path_rank(f.path) for f in reader.files]
 
 
 def kind_preference(kind: str | None, family: frozenset[str] | None, symbol_kind: str) -> int:
@@ -101,7 +107,7 @@ class SymbolTable:
         self.centrality: list[float] = reader.node_centrality[files : files + n].tolist()
         self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
 
-        file_rank = {f: _path_rank(self._paths[f]) for f in set(self.file_id)}
+        file_rank = path_ranks(reader)
         self.path_rank: list[int] = [file_rank[f] for f in self.file_id]
         #: Position of each symbol in the order that breaks ties between equal matches (after the
         #: kind): code before tests and vendored files, more depended-on first, shorter qualified
