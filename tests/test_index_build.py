@@ -438,6 +438,30 @@ def test_format_mismatch_and_damage_are_clear_errors(repo):
         Index.open(repo, index_dir=repo / "nowhere")
 
 
+def test_a_sealed_part_is_hashed_once_while_it_is_the_same_file_and_again_once_written(repo, monkeypatch):
+    Index.build(repo)
+    generation = store.current_generation(store.default_index_dir(repo))
+    then = time.time_ns() - 10 * store.RACY_WINDOW_NS  # parts old enough for their digest to be kept
+    for name in store.PARTS:
+        os.utime(generation / name, ns=(then, then))
+    hashed = []
+    real = store.hashlib.file_digest
+    monkeypatch.setattr(store.hashlib, "file_digest", lambda f, d: hashed.append(f.name) or real(f, d))
+    store.verify(generation)
+    assert sorted(Path(n).name for n in hashed) == sorted(set(store.PARTS) - set(store.SELF_CHECKED))
+    hashed.clear()
+    store.verify(generation)
+    assert hashed == []
+    rows = generation / store.ROWS
+    damaged = bytearray(rows.read_bytes())
+    damaged[len(damaged) // 2] ^= 1
+    rows.write_bytes(bytes(damaged))  # the same size; a write moves the mtime
+    os.utime(rows, ns=(then + 1, then + 1))
+    with pytest.raises(store.IndexFormatError, match="SHA-256"):
+        store.verify(generation)
+    assert [Path(n).name for n in hashed] == [store.ROWS]
+
+
 def test_unreadable_and_odd_files_are_skipped_with_reasons(repo):
     (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
     (repo / "latin1.py").write_bytes(b"name = 'caf\xe9'\n")

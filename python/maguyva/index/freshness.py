@@ -26,13 +26,10 @@ from typing import NamedTuple
 from maguyva._core import read_files, walk
 from maguyva.index import store
 from maguyva.index.reader import IndexReader
+from maguyva.index.store import RACY_WINDOW_NS
 
 #: The walk's size limit unless told otherwise: larger files are left out of the index.
 DEFAULT_MAX_FILE_SIZE = 1_000_000
-
-#: How far before the walk a recorded mtime is suspect: file systems with coarse clocks (FAT
-#: keeps 2 s, ext4 and others tick in milliseconds) can give an edit the mtime the build saw.
-RACY_WINDOW_NS = 2_000_000_000
 
 
 class IndexedStat(NamedTuple):

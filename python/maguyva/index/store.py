@@ -41,6 +41,7 @@ import sqlite3
 import struct
 import sys
 import tempfile
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -80,6 +81,9 @@ PARTS = (META, ROWS, ROWS_DELTA, TEXT_INDEX, TEXT_DELTA, CODES, CODES_DELTA, NOD
 #: checks only their size against MANIFEST (hashing text.idx again would double the cost of
 #: opening a large index: 90 ms instead of 45 for a 110 MB one).
 SELF_CHECKED = (TEXT_INDEX, TEXT_DELTA)
+#: How far before a look at a file its mtime is suspect: file systems with coarse clocks (FAT
+#: keeps 2 s, ext4 and others tick in milliseconds) can give a later write the mtime seen.
+RACY_WINDOW_NS = 2_000_000_000
 #: How often opening retries when the generation it read from CURRENT was replaced meanwhile.
 _OPEN_ATTEMPTS = 50
 
@@ -458,8 +462,30 @@ def verify(generation: Path, parts: tuple[str, ...] = PARTS) -> None:
 
 
 def _sha256(handle: object) -> str:
+    """The SHA-256 of an open part, hashed once per process while the file is the same: a
+    sealed part is never written again, so the part an edit links into its generation, or the
+    one a new reader opens after the build sealed it, keeps its digest. The same file is the
+    same device, inode, size and mtime, and the digest is kept only for a file whose mtime lay
+    RACY_WINDOW_NS in the past when it was hashed (a write within the same clock tick can keep
+    an mtime)."""
+    stat = os.fstat(handle.fileno())  # type: ignore[attr-defined]
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is not None:
+        return digest
+    hashed_at_ns = time.time_ns()
     handle.seek(0)  # type: ignore[attr-defined]
-    return hashlib.file_digest(handle, "sha256").hexdigest()  # type: ignore[arg-type]
+    digest = hashlib.file_digest(handle, "sha256").hexdigest()  # type: ignore[arg-type]
+    if stat.st_mtime_ns < hashed_at_ns - RACY_WINDOW_NS:
+        if len(_DIGESTS) >= _DIGESTS_KEPT:
+            del _DIGESTS[next(iter(_DIGESTS))]  # the oldest
+        _DIGESTS[key] = digest
+    return digest
+
+
+#: The digests `_sha256` keeps, by (device, inode, size, mtime): a few generations' parts.
+_DIGESTS: dict[tuple[int, int, int, int], str] = {}
+_DIGESTS_KEPT = 64
 
 
 def _fsync_folder(folder: Path) -> None:
