@@ -203,6 +203,33 @@ def test_an_update_walks_the_repository_once_the_check_and_the_build_sharing_the
     assert holding(literal_hits(repo, "EWOULDBLOCK"), 2) == ["app/late.py"]
 
 
+def test_a_walk_found_to_differ_from_the_published_generation_is_not_compared_with_it_again(shop, tmp_path, monkeypatch):
+    from maguyva.index import build
+    from maguyva.index.build import build_index
+    from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Walk
+
+    compared: list[Path] = []
+    original = build.unchanged_index
+    monkeypatch.setattr(build, "unchanged_index", lambda index_dir, *a: compared.append(index_dir) or original(index_dir, *a))
+    repo = repository(shop, tmp_path)
+    repo.refresh()  # the first build
+    compared.clear()
+    write_file(shop, "app/late.py", "def tardy():\n    return 'EWOULDBLOCK'\n")
+    refresh = repo.refresh()
+    assert refresh.build is not None and refresh.build.parsed_files == 1
+    assert compared == [], "the check that handed the walk had found it differs"
+    assert holding(literal_hits(repo, "EWOULDBLOCK"), 2) == ["app/late.py"]
+    # Found to differ from a generation that is no longer the published one: compared again,
+    # and found unchanged (another build published this state meanwhile).
+    index_dir = tmp_path / "other-index"
+    build_index(shop, index_dir)
+    compared.clear()
+    files, skipped = build.walk(shop)
+    walked = Walk(shop.resolve(), 0, files, skipped, DEFAULT_MAX_FILE_SIZE, False, differs_from="gen-000000")
+    assert build_index(shop, index_dir, walked=walked).parsed_files == 0
+    assert compared == [index_dir]
+
+
 def test_a_walk_taken_with_other_options_is_not_used_by_the_build(shop, tmp_path, monkeypatch):
     from maguyva.index import build
     from maguyva.index.build import build_index

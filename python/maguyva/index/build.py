@@ -169,13 +169,15 @@ def _build_index(
         walked_at_ns = time.time_ns()
         if include_secrets is None:
             include_secrets = previous_walk_option(index_dir, "include_secrets", False)
+        known_stale = False
         if handed_walk is not None and (handed_walk.root, handed_walk.max_file_size, handed_walk.include_secrets) == (
             root, max_file_size, include_secrets
         ):
             walked_at_ns, walked, walk_skipped = handed_walk.started_ns, handed_walk.files, handed_walk.skipped
+            known_stale = handed_walk.differs_from is not None and handed_walk.differs_from == _current_name(index_dir)
         else:
             walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
-        unchanged = None if rebuild or identity is None else unchanged_index(
+        unchanged = None if rebuild or identity is None or known_stale else unchanged_index(
             index_dir, root, identity, walked, walk_skipped, max_file_size, include_secrets
         )
         if unchanged is not None:

@@ -89,6 +89,9 @@ class Walk(NamedTuple):
     skipped: dict[str, int]
     max_file_size: int
     include_secrets: bool
+    #: The generation (its folder's name) whose recorded stats this walk was found to differ
+    #: from, if any: a build of that generation from this walk need not compare them again.
+    differs_from: str | None = None
 
 
 @dataclass(slots=True)

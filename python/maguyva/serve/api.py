@@ -74,7 +74,11 @@ class Index:
         with self._freshness_lock:
             if self._freshness is None:
                 self._freshness = FreshnessCheck.of(self.reader)
-            return self._freshness.check()
+            changes = self._freshness.check()
+            walked = self._freshness.last_walk
+            if changes.stale and walked is not None:
+                self._freshness.last_walk = walked._replace(differs_from=self.reader.generation.name)
+            return changes
 
     def last_walk(self) -> Walk | None:
         """The walk of the latest `changes()` (None before one), for a build that follows it."""
