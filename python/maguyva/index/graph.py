@@ -59,8 +59,7 @@ class ReferenceRow(NamedTuple):
     imported_names: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
     src: int
     dst: int
     kind: str
@@ -71,8 +70,8 @@ def resolve_edges(
     files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: Iterable[ReferenceRow]
 ) -> list[Edge]:
     """Every dependency edge the references support, deduplicated, in a stable order."""
-    resolver = _Resolver(files, symbols)
     references = list(references)
+    resolver = _Resolver(files, symbols, references)
     # Imports first: call resolution consults what each file imports.
     imports: dict[int, set[int]] = defaultdict(set)
     imported_names: dict[int, set[str]] = defaultdict(set)
@@ -99,19 +98,20 @@ def resolve_edges(
 
 
 class _Resolver:
-    def __init__(self, files: Sequence[FileNode], symbols: Sequence[SymbolNode]):
+    def __init__(self, files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: list[ReferenceRow]):
         self.file_count = len(files)
         self.paths = {f.id: f.path for f in files}
+        # Only what `references` can ask for: an update resolves a few files' references.
+        names = {ref.name for ref in references}
+        enclosing_files = {ref.file_id for ref in references if ref.enclosing}
         self.by_name: dict[str, list[SymbolNode]] = defaultdict(list)
         self.by_qualified: dict[tuple[int, str], SymbolNode] = {}
         for symbol in symbols:
-            self.by_name[symbol.name].append(symbol)
-            self.by_qualified.setdefault((symbol.file_id, symbol.qualified_name), symbol)
-        # Module lookup: the last component of a module path -> files that provide it.
-        self.by_module_tail: dict[str, list[int]] = defaultdict(list)
-        for f in files:
-            for tail in module_tails(f.path):
-                self.by_module_tail[tail].append(f.id)
+            if symbol.name in names:
+                self.by_name[symbol.name].append(symbol)
+            if symbol.file_id in enclosing_files:
+                self.by_qualified.setdefault((symbol.file_id, symbol.qualified_name), symbol)
+        self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
 
     def symbol_node(self, symbol: SymbolNode) -> int:
         return self.file_count + symbol.id
@@ -154,6 +154,25 @@ class _Resolver:
         if len(candidates) == 1 and (ref.name in imported_names or len(self.by_name[ref.name]) == 1):
             return candidates[0]
         return None
+
+
+_module_tail_index: tuple[tuple[tuple[str, ...], tuple[int, ...]], dict[str, list[int]]] | None = None
+
+
+def _files_by_module_tail(paths: tuple[str, ...], ids: tuple[int, ...]) -> dict[str, list[int]]:
+    """The last component of a module path -> the files that provide it, of the files `paths`
+    (with their `ids`); the latest kept, as an edit in place keeps every path. Not to be changed."""
+    global _module_tail_index
+    known = _module_tail_index
+    if known is not None and known[0] == (paths, ids):
+        return known[1]
+    by_tail: defaultdict[str, list[int]] = defaultdict(list)
+    for path, file_id in zip(paths, ids):
+        for tail in module_tails(path):
+            by_tail[tail].append(file_id)
+    found = dict(by_tail)
+    _module_tail_index = ((paths, ids), found)
+    return found
 
 
 def _closest(candidates: list[SymbolNode], ref: ReferenceRow) -> SymbolNode:
