@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from maguyva.index.graph import (
+    EDGE_KINDS,
     DependencyGraph,
     Edge,
+    EdgeColumns,
     FileNode,
     ReferenceRow,
     SymbolNode,
@@ -99,17 +102,17 @@ def test_module_resolution_picks_the_longest_matching_path():
 
 def test_centrality_scaling_makes_hubs_stand_out():
     # A hub that 200 leaves call is far above average: it reaches the boost's cap.
-    star = centrality(201, [Edge(i, 200, "call", 1) for i in range(200)])
+    star = centrality(201, EdgeColumns.of([Edge(i, 200, "call", 1) for i in range(200)]))
     assert star.dtype == np.float32
     assert star[200] > 4.3
     assert np.all(star[:200] == 0)
     # In a ring every node is average: no boost anywhere.
-    ring = centrality(10, [Edge(i, (i + 1) % 10, "call", 1) for i in range(10)])
+    ring = centrality(10, EdgeColumns.of([Edge(i, (i + 1) % 10, "call", 1) for i in range(10)]))
     assert np.allclose(ring, 0, atol=1e-5)
     # A node called by ten of eleven is well above average, but not a hub of the cap's size.
-    small = centrality(11, [Edge(i, 10, "call", 1) for i in range(10)])
+    small = centrality(11, EdgeColumns.of([Edge(i, 10, "call", 1) for i in range(10)]))
     assert 0 < small[10] < 4.3
-    assert centrality(0, []).shape == (0,)
+    assert centrality(0, EdgeColumns.of([])).shape == (0,)
 
 
 def test_walks_callers_callees_and_dependants_with_paths():
@@ -131,5 +134,17 @@ def test_walks_callers_callees_and_dependants_with_paths():
 
 def test_in_degree_counts_distinct_dependants():
     edges = [Edge(0, 2, "call", 1), Edge(0, 2, "import", 1), Edge(1, 2, "call", 3), Edge(2, 0, "call", 4)]
-    assert in_degree(3, edges).tolist() == [1, 0, 2]
-    assert in_degree(3, []).tolist() == [0, 0, 0] and in_degree(0, []).tolist() == []
+    assert in_degree(3, EdgeColumns.of(edges)).tolist() == [1, 0, 2]
+    assert in_degree(3, EdgeColumns.of([])).tolist() == [0, 0, 0] and in_degree(0, EdgeColumns.of([])).tolist() == []
+
+
+def test_edge_columns_keep_every_edge_and_sort_as_the_tuples_do():
+    edges = [Edge(3, 1, "inherit", 2), Edge(0, 2, "import", 1), Edge(0, 2, "call", 9), Edge(3, 1, "call", 4)]
+    columns = EdgeColumns.of(edges)
+    assert columns.rows() == [tuple(e) for e in edges]
+    assert EdgeColumns.of_rows([(e.src, e.dst, code, e.line) for e, code in zip(edges, [2, 1, 0, 0])]).rows() == columns.rows()
+    more = EdgeColumns.of([Edge(0, 2, "call", 3), Edge(1, 0, "call", 1)])
+    assert columns.sorted_with(more).rows() == sorted([*map(tuple, edges), (0, 2, "call", 3), (1, 0, "call", 1)])
+    assert len(EdgeColumns.of([])) == 0 and EdgeColumns.of([]).rows() == []
+    with pytest.raises(ValueError, match="edge kind"):
+        EdgeColumns.of_rows([(0, 1, len(EDGE_KINDS), 1)])

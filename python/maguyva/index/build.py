@@ -590,7 +590,7 @@ class EarlierGraph:
 
     paths: list[str]
     symbol_counts: np.ndarray
-    edges: list[tuple[int, int, str, int]]
+    edges: graph.EdgeColumns
 
 
 #: The parts an update carries rows from, checked before it reads them.
@@ -675,6 +675,13 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
 _SYMBOL_COLUMNS = ", ".join(Symbol._fields)
 
 
+#: The edges table as (src, dst, kind code, line) rows; a kind it does not know is NULL, which
+#: fails as damage.
+_EDGE_ROWS = "SELECT src, dst, CASE kind {} END, line FROM edges".format(
+    " ".join(f"WHEN '{kind}' THEN {code}" for code, kind in enumerate(graph.EDGE_KINDS))
+)
+
+
 def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     """The previous generation's files as records to carry over: with their symbols and codes,
     and their segments (`Previous.segments`), where their other rows are."""
@@ -706,7 +713,7 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
         earlier = EarlierGraph(
             [r.path for r in records],
             np.diff(order.file_starts[SYMBOLS]),
-            list(db.execute("SELECT src, dst, kind, line FROM edges")),
+            graph.EdgeColumns.of_rows(db.execute(_EDGE_ROWS)),
         )
     except BaseException:
         segments.close()
@@ -764,7 +771,7 @@ def write_generation(
     db = store.create_database(generation / store.META)
     try:
         _insert_files(db, records, previous)
-        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(e.src, e.dst, e.kind, e.line) for e in edges])
+        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges.rows())
         store.write_meta(
             db,
             {
@@ -969,7 +976,7 @@ def dependency_edges(
     files: list[graph.FileNode],
     symbols: list[graph.SymbolNode],
     previous: Previous | None,
-) -> list[graph.Edge]:
+) -> graph.EdgeColumns:
     """The edges of the graph over `records`, as `graph.resolve_edges` gives them from every file.
 
     An update resolves again only the files the change can reach, and carries the others' edges
@@ -981,12 +988,16 @@ def dependency_edges(
     added or removed; the changed files and those are resolved again."""
     earlier = previous.graph if previous is not None else None
     if earlier is None or previous is None or previous.generation is None:
-        return graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+        return graph.EdgeColumns.of(
+            graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+        )
     new_id = {r.path: i for i, r in enumerate(records)}
     old_to_new = np.array([new_id.get(path, -1) for path in earlier.paths], dtype=np.int64)
     kept_ids = old_to_new[old_to_new >= 0]
     if np.any(np.diff(kept_ids) <= 0):  # ids are by path: never so, but then nothing is carried
-        return graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+        return graph.EdgeColumns.of(
+            graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
+        )
     changed = [i for i, r in enumerate(records) if r.earlier_id is None]
     removed = [earlier.paths[old] for old in np.flatnonzero(old_to_new < 0).tolist()]
     added = [records[i].path for i in changed if records[i].path not in previous.records]
@@ -999,12 +1010,11 @@ def dependency_edges(
     reached.update(previous.importers_of({t for path in added + removed for t in graph.module_tails(path)}))
     redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
     resolved = graph.resolve_edges(files, symbols, graph_references(records, redo, previous))
-    if not earlier.edges:
-        return resolved
+    if not len(earlier.edges):
+        return graph.EdgeColumns.of(resolved)
     # The earlier edges of the files kept, in the new numbering: a file node is its file's new
     # id, a symbol node moves with its file's first symbol.
-    old = np.array([(s, d, line) for s, d, _, line in earlier.edges], dtype=np.int64)
-    kinds = [k for _, _, k, _ in earlier.edges]
+    old = earlier.edges
     old_files, new_files = len(earlier.paths), len(records)
     old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
     new_first = np.concatenate(([0], np.cumsum([len(r.symbols) for r in records])))
@@ -1019,14 +1029,12 @@ def dependency_edges(
         symbol = new_files + new_first[np.maximum(moved, 0)] + (nodes - old_files - old_first[owner])
         return np.where(moved < 0, -1, np.where(nodes < old_files, moved, symbol))
 
-    source = old_to_new[file_of(old[:, 0])]
-    keep = (source >= 0) & ~np.isin(source, np.array(redo, dtype=np.int64))
-    src, dst = renumbered(old[keep, 0]), renumbered(old[keep, 1])
-    if np.any(dst < 0):  # an edge kept into a removed file: its caller should have been redone
+    source = old_to_new[file_of(old.src)]
+    kept = old[(source >= 0) & ~np.isin(source, np.array(redo, dtype=np.int64))]
+    kept = graph.EdgeColumns(renumbered(kept.src), renumbered(kept.dst), kept.kind, kept.line)
+    if np.any(kept.dst < 0):  # an edge kept into a removed file: its caller should have been redone
         raise RuntimeError("an edge carried over leads into a file that was removed")
-    kept = zip(src.tolist(), dst.tolist(), (k for k, kept in zip(kinds, keep.tolist()) if kept), old[keep, 2].tolist())
-    merged = sorted([*((e.src, e.dst, e.kind, e.line) for e in resolved), *kept])
-    return [graph.Edge(src, dst, kind, line) for src, dst, kind, line in merged]
+    return graph.EdgeColumns.of(resolved).sorted_with(kept)
 
 
 def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:

@@ -13,6 +13,7 @@ is left unlinked rather than linked to every candidate: a wrong edge would misle
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from collections import defaultdict, deque
@@ -64,6 +65,54 @@ class Edge(NamedTuple):
     dst: int
     kind: str
     line: int
+
+
+#: Every edge kind, in name order: an edge's kind code orders as its name does.
+EDGE_KINDS = ("call", "import", "inherit")
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeColumns:
+    """Edges as columns (int64 `src`, `dst`, `line`; `kind` a code into `EDGE_KINDS`), for the
+    whole graph of a generation, where a list of `Edge`s costs an object per edge."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    kind: np.ndarray
+    line: np.ndarray
+
+    @classmethod
+    def of(cls, edges: Sequence[Edge]) -> EdgeColumns:
+        code = {kind: i for i, kind in enumerate(EDGE_KINDS)}
+        rows = np.array([(e.src, e.dst, code[e.kind], e.line) for e in edges], dtype=np.int64).reshape(-1, 4)
+        return cls(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[tuple[int, int, int, int]]) -> EdgeColumns:
+        """Of (src, dst, kind code, line) rows."""
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64).reshape(-1, 4)
+        if flat.size and (flat[:, 2].min() < 0 or flat[:, 2].max() >= len(EDGE_KINDS)):
+            raise ValueError("an edge kind out of range")
+        return cls(flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3])
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __getitem__(self, which: np.ndarray) -> EdgeColumns:
+        return EdgeColumns(self.src[which], self.dst[which], self.kind[which], self.line[which])
+
+    def sorted_with(self, other: EdgeColumns) -> EdgeColumns:
+        """These edges and `other`'s, in (src, dst, kind, line) order."""
+        both = EdgeColumns(*(np.concatenate((a, b)) for a, b in zip(self.columns(), other.columns())))
+        return both[np.lexsort((both.line, both.kind, both.dst, both.src))]
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.src, self.dst, self.kind, self.line
+
+    def rows(self) -> list[tuple[int, int, str, int]]:
+        """(src, dst, kind, line) per edge, as the edges table stores them."""
+        kinds = np.array(EDGE_KINDS, dtype=object)[self.kind].tolist()
+        return list(zip(self.src.tolist(), self.dst.tolist(), kinds, self.line.tolist()))
 
 
 def resolve_edges(
@@ -236,7 +285,7 @@ def _suffix_match(file_parts: list[str], module_parts: list[str]) -> int:
 
 
 
-def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
+def centrality(node_count: int, edges: EdgeColumns) -> np.ndarray:
     """PageRank of every node over the dependency edges, scaled to
     `max(0, n * rank - 1) / config.CENTRALITY_DIVISOR`.
 
@@ -249,19 +298,22 @@ def centrality(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
         return np.zeros(0, dtype=np.float32)
     graph = rx.PyDiGraph()
     graph.add_nodes_from(range(node_count))
-    graph.add_edges_from_no_data([(e.src, e.dst) for e in edges])
+    graph.add_edges_from_no_data(list(zip(edges.src.tolist(), edges.dst.tolist())))
     tuning = config.current()
     ranks = rx.pagerank(
         graph, alpha=tuning.PAGERANK_ALPHA, max_iter=tuning.PAGERANK_ITERATIONS, tol=tuning.PAGERANK_TOLERANCE
     )
-    values = np.array([ranks[i] for i in range(node_count)], dtype=np.float64)
+    # The mapping holds the nodes in index order (checked: a reordered one would be wrong).
+    if not np.array_equal(np.fromiter(ranks.keys(), dtype=np.int64, count=len(ranks)), np.arange(node_count)):
+        raise RuntimeError("PageRank's nodes are not in index order")
+    values = np.fromiter(ranks.values(), dtype=np.float64, count=node_count)
     return (np.maximum(0.0, node_count * values - 1.0) / config.current().CENTRALITY_DIVISOR).astype(np.float32)
 
 
-def in_degree(node_count: int, edges: Sequence[Edge]) -> np.ndarray:
+def in_degree(node_count: int, edges: EdgeColumns) -> np.ndarray:
     """How many distinct nodes depend directly on each node."""
     # Each distinct (src, dst) once, as one integer, then counted by dst.
-    pairs = np.unique(np.fromiter((e.src * node_count + e.dst for e in edges), dtype=np.int64, count=len(edges)))
+    pairs = np.unique(edges.src * node_count + edges.dst)
     return np.bincount(pairs % max(node_count, 1), minlength=node_count).astype(np.int32)
 
 
