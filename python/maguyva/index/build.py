@@ -744,9 +744,9 @@ def write_generation(
     holds every file's. The rows of the records carried over from `previous` are copied from its
     segments, renumbered, and the edges of those out of the change's reach are carried over
     (`dependency_edges`)."""
-    file_nodes, symbol_nodes = graph_nodes(records)
-    edges = dependency_edges(records, file_nodes, symbol_nodes, previous)
-    node_count = len(file_nodes) + len(symbol_nodes)
+    edges = dependency_edges(records, previous)
+    symbol_count = sum(len(r.symbols) for r in records)
+    node_count = len(records) + symbol_count
     nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
     (generation / store.NODES).write_bytes(nodes)
 
@@ -765,7 +765,7 @@ def write_generation(
     counts = {
         "files": len(records),
         "chunks": sum(r.chunk_count for r in records),
-        "symbols": len(symbol_nodes),
+        "symbols": symbol_count,
         "edges": len(edges),
     }
     db = store.create_database(generation / store.META)
@@ -940,16 +940,32 @@ def _code_word_rows(
     ]
 
 
-def graph_nodes(records: list[FileRecord]) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
+def graph_nodes(
+    records: list[FileRecord], references: Sequence[graph.ReferenceRow]
+) -> tuple[list[graph.FileNode], list[graph.SymbolNode]]:
+    """Every file's node, and the nodes of the symbols a resolution of `references` looks at
+    (`graph.asked_for`), numbered as among every symbol's."""
+    names, enclosing_files = graph.asked_for(references)
     files: list[graph.FileNode] = []
     symbols: list[graph.SymbolNode] = []
+    first = 0
     for file_id, record in enumerate(records):
         files.append(graph.FileNode(file_id, record.path))
-        for s in record.symbols:
-            symbols.append(
-                graph.SymbolNode(len(symbols), file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line)
-            )
+        every = file_id in enclosing_files
+        for offset, s in enumerate(record.symbols):
+            if every or s.name in names:
+                symbols.append(
+                    graph.SymbolNode(first + offset, file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line)
+                )
+        first += len(record.symbols)
     return files, symbols
+
+
+def _resolved_edges(records: list[FileRecord], file_ids: Iterable[int], previous: Previous | None) -> list[graph.Edge]:
+    """`graph.resolve_edges` of the references of the files `file_ids`."""
+    references = graph_references(records, file_ids, previous)
+    files, symbols = graph_nodes(records, references)
+    return graph.resolve_edges(files, symbols, references)
 
 
 def graph_references(
@@ -971,12 +987,7 @@ def graph_references(
     return rows
 
 
-def dependency_edges(
-    records: list[FileRecord],
-    files: list[graph.FileNode],
-    symbols: list[graph.SymbolNode],
-    previous: Previous | None,
-) -> graph.EdgeColumns:
+def dependency_edges(records: list[FileRecord], previous: Previous | None) -> graph.EdgeColumns:
     """The edges of the graph over `records`, as `graph.resolve_edges` gives them from every file.
 
     An update resolves again only the files the change can reach, and carries the others' edges
@@ -988,16 +999,12 @@ def dependency_edges(
     added or removed; the changed files and those are resolved again."""
     earlier = previous.graph if previous is not None else None
     if earlier is None or previous is None or previous.generation is None:
-        return graph.EdgeColumns.of(
-            graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
-        )
+        return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))
     new_id = {r.path: i for i, r in enumerate(records)}
     old_to_new = np.array([new_id.get(path, -1) for path in earlier.paths], dtype=np.int64)
     kept_ids = old_to_new[old_to_new >= 0]
     if np.any(np.diff(kept_ids) <= 0):  # ids are by path: never so, but then nothing is carried
-        return graph.EdgeColumns.of(
-            graph.resolve_edges(files, symbols, graph_references(records, range(len(records)), previous))
-        )
+        return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))
     changed = [i for i, r in enumerate(records) if r.earlier_id is None]
     removed = [earlier.paths[old] for old in np.flatnonzero(old_to_new < 0).tolist()]
     added = [records[i].path for i in changed if records[i].path not in previous.records]
@@ -1009,7 +1016,7 @@ def dependency_edges(
     reached = previous.callers_of(names)
     reached.update(previous.importers_of({t for path in added + removed for t in graph.module_tails(path)}))
     redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
-    resolved = graph.resolve_edges(files, symbols, graph_references(records, redo, previous))
+    resolved = _resolved_edges(records, redo, previous)
     if not len(earlier.edges):
         return graph.EdgeColumns.of(resolved)
     # The earlier edges of the files kept, in the new numbering: a file node is its file's new

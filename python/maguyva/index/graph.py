@@ -146,13 +146,23 @@ def resolve_edges(
     return [Edge(src, dst, kind, line) for (src, dst, kind), line in sorted(edges.items())]
 
 
+def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
+    """The names `references` call, inherit or import, and the files whose symbols they can be
+    made inside: the only symbols their resolution looks at (an update resolves a few files')."""
+    names: set[str] = set()
+    enclosing_files: set[int] = set()
+    for ref in references:
+        names.add(ref.name)
+        if ref.enclosing:
+            enclosing_files.add(ref.file_id)
+    return names, enclosing_files
+
+
 class _Resolver:
     def __init__(self, files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: list[ReferenceRow]):
         self.file_count = len(files)
         self.paths = {f.id: f.path for f in files}
-        # Only what `references` can ask for: an update resolves a few files' references.
-        names = {ref.name for ref in references}
-        enclosing_files = {ref.file_id for ref in references if ref.enclosing}
+        names, enclosing_files = asked_for(references)
         self.by_name: dict[str, list[SymbolNode]] = defaultdict(list)
         self.by_qualified: dict[tuple[int, str], SymbolNode] = {}
         for symbol in symbols:
