@@ -15,6 +15,7 @@ indexes it (not timed). Then:
   server's search tool (`Corpus.search`: freshness check, incremental re-index, search):
   add: a function appended to a file, then found by its new literal;
   rename: a function renamed in place, then found by its new name, its old name gone;
+  create: a new file written beside another, then found by its literal;
   delete: a file removed, then absent from the answer to its literal.
   With --mcp the same edits are also timed through a running `maguyva mcp` server over stdio,
   with the SDK's client, as an agent sees them.
@@ -160,6 +161,20 @@ def edit_rename(root: Path, n: int) -> tuple[str, Callable[[dict], bool]]:
     return f"def {new}", correct
 
 
+def edit_create(root: Path, n: int) -> tuple[str, Callable[[dict], bool]]:
+    files = python_files(root)
+    beside = files[(n * 17 + 2) % len(files)]
+    literal = f"FRESHNESS_CREATED_{n}_{time.time_ns()}"
+    target = beside.with_name(f"freshness_created_{next(_unique)}.py")
+    target.write_text(f"def freshness_created_{n}():\n    return \"{literal}\"\n")
+    rel = target.relative_to(root).as_posix()
+
+    def correct(answer: dict) -> bool:
+        return bool(answer["results"]) and answer["results"][0]["path"] == rel
+
+    return f'"{literal}"', correct
+
+
 def edit_delete(root: Path, n: int) -> tuple[str, Callable[[dict], bool]]:
     files = python_files(root)
     target = files[(n * 13 + 5) % len(files)]
@@ -169,7 +184,7 @@ def edit_delete(root: Path, n: int) -> tuple[str, Callable[[dict], bool]]:
     return f'"def {literal}("', lambda answer: all(r["path"] != rel for r in answer["results"])
 
 
-EDITS = {"add": edit_add, "rename": edit_rename, "delete": edit_delete}
+EDITS = {"add": edit_add, "rename": edit_rename, "create": edit_create, "delete": edit_delete}
 
 
 def time_edits(root: Path, count: int, ask: Callable[[str], dict], label: str = "in process") -> dict[str, dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -25,6 +26,7 @@ from maguyva.embed import make_embedder
 from maguyva.index import build as build_module
 from maguyva.index import store
 from maguyva.index.build import build_index
+from maguyva.index.segments import Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 FIXTURE = {
@@ -116,7 +118,14 @@ def snapshot(index_dir: Path) -> dict[str, object]:
     """Everything an index holds that a search could see, minus times and sizes."""
     generation = store.current_generation(index_dir)
     meta = generation / store.META
-    text = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
+    with contextlib.closing(sqlite3.connect(f"file:{meta}?mode=ro", uri=True)) as db:
+        file_count = db.execute("SELECT count(*) FROM files").fetchone()[0]
+    segments = Segments(generation, file_count)
+    try:
+        text = LayeredTextIndex.of_generation(generation, segments)
+        documents = [text.doc_bytes(i) for i in range(text.doc_count)]
+    finally:
+        segments.close()
     return {
         "files": table(meta, "SELECT id, path, language, sha256, roles, role_names FROM files ORDER BY id"),
         "chunks": table(meta, "SELECT * FROM chunks ORDER BY id"),
@@ -127,7 +136,7 @@ def snapshot(index_dir: Path) -> dict[str, object]:
         "codes": one_table.codes(generation).tobytes(),
         "nodes": (generation / store.NODES).read_bytes(),
         # The trigram index's documents, whichever layer holds each (`index.text_layers`).
-        "text": [text.doc_bytes(i) for i in range(text.doc_count)],
+        "text": documents,
     }
 
 

@@ -1,5 +1,6 @@
 """The trigram index in two layers: a base and a delta of edited documents answer as one index of
-the documents they hold together, and an update that keeps every path writes only the delta."""
+the documents they hold together, also when files were added or removed since the base was
+written, and an update writes only the delta until it outgrows its share of the base."""
 
 from __future__ import annotations
 
@@ -73,6 +74,52 @@ def test_a_base_and_its_delta_answer_as_one_index_of_their_documents(base_docs, 
         )
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    base_docs=st.lists(doc_words, min_size=1, max_size=8),
+    fate=st.lists(st.sampled_from(["keep", "edit", "remove"]), min_size=8, max_size=8),
+    added=st.lists(st.tuples(st.integers(0, 8), doc_words), max_size=4),
+    lines_per_chunk=st.integers(1, 3),
+)
+def test_a_base_whose_files_moved_answers_through_its_map(base_docs, fate, added, lines_per_chunk):
+    # The base numbers the files of the build that wrote it; since then some were removed,
+    # some edited and some added between them (the delta's, under today's ids).
+    base_bytes = documents(base_docs)
+    final: list[bytes] = []
+    base_files: list[int] = []
+    edited: list[tuple[int, bytes]] = []
+    for b, doc in enumerate(base_bytes + [b""]):
+        for at, words in added:
+            if at == b:
+                edited.append((len(final), documents([words])[0]))
+                final.append(edited[-1][1])
+        if b == len(base_bytes):
+            break
+        if fate[b] == "remove":
+            base_files.append(-1)
+            continue
+        base_files.append(len(final))
+        if fate[b] == "edit":
+            doc = doc + b"\noven"
+            edited.append((len(final), doc))
+        final.append(doc)
+    if not final:
+        return
+    base, _ = TrigramIndex.build(list(enumerate(base_bytes)))
+    delta, _ = TrigramIndex.build(edited)
+    whole, _ = TrigramIndex.build(list(enumerate(final)))
+    keys, offsets = layout(final, lines_per_chunk)
+    layered = LayeredTextIndex(base, delta, np.asarray(base_files, dtype=np.int64), len(final))
+    assert [layered.doc_bytes(i) for i in range(layered.doc_count)] == final
+    assert [layered.doc_lines(i, 1, 1 << 20) for i in range(layered.doc_count)] == final
+    for fold in (False, True):
+        flags = [fold] * len(TERMS)
+        assert same(layered.search_lines(TERMS, flags), whole.search_lines(TERMS, flags))
+        assert same(
+            layered.chunk_line_counts(TERMS, flags, keys, offsets), whole.chunk_line_counts(TERMS, flags, keys, offsets)
+        )
+
+
 def test_a_delta_naming_a_document_the_base_lacks_is_refused():
     base, _ = TrigramIndex.build([(0, b"tally\n"), (1, b"sift\n")])
     delta, _ = TrigramIndex.build([(2, b"grain\n")])
@@ -100,10 +147,14 @@ def write(root: Path, files: dict[str, str]) -> None:
 def layers(index_dir: Path) -> tuple[int, LayeredTextIndex]:
     generation = store.current_generation(index_dir)
     base = generation / store.TEXT_INDEX
-    return base.stat().st_ino, LayeredTextIndex.load(base, generation / store.TEXT_DELTA)
+    reader = IndexReader(index_dir)
+    try:
+        return base.stat().st_ino, reader.text
+    finally:
+        reader.close()
 
 
-def test_an_edit_in_place_writes_only_the_delta_and_files_coming_or_going_merge_it(tmp_path):
+def test_an_update_writes_only_the_delta_until_it_outgrows_its_share_of_the_base(tmp_path):
     root, index_dir = tmp_path / "granary", tmp_path / "index"
     write(root, GRANARY)
     build_index(root, index_dir)
@@ -125,17 +176,22 @@ def test_an_edit_in_place_writes_only_the_delta_and_files_coming_or_going_merge_
         assert entry["sha256"] == hashlib.sha256((generation / store.TEXT_INDEX).read_bytes()).hexdigest()
         assert b"min(items)" in text.doc_bytes(0) and text.search_lines(["max(items)"], [False])[0].size == 0
 
-        # A file added moves the ids: one new base, no delta.
+        # A file added between the others, and one removed: the base stays, its documents
+        # mapped to the files' ids now; the delta holds the new file.
         write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
         build_index(root, index_dir)
-        moved, text = layers(index_dir)
-        assert moved != base_file and text.delta_docs == 0
+        (root / "mill/notes.md").unlink()  # most of the base: kept only with a share this large
+        build_index(root, index_dir, tuning=config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=1.0))
+        kept, text = layers(index_dir)
+        assert kept == base_file and text.delta_docs == 3 and text.doc_count == 4
+        assert text.base_files is not None and text.base_files.tolist() == [1, -1, 2, 3]
+        assert b"def loaf" in text.doc_bytes(0) and text.search_lines(["the sieve"], [False])[0].size == 0
 
         # A delta past its share of the base is merged into a new base.
         write(root, {"mill/oven.py": "class Oven:\n    def bake(self, loaf):\n        return loaf\n"})
         build_index(root, index_dir, tuning=config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=0.0))
         merged, text = layers(index_dir)
-        assert merged != moved and text.delta_docs == 0
+        assert merged != base_file and text.delta_docs == 0 and text.base_files is None
     finally:
         pinned.close()
     full = tmp_path / "full"
@@ -157,9 +213,13 @@ def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path
         assert b"len(items)" in edited.text.doc_bytes(0)
         write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
         build_index(root, index_dir)
-        added = IndexReader(index_dir, edited)  # a new base: loaded, not borrowed
-        assert added.text.base is not edited.text.base and added.text.doc_count == 5
-        for reader in (edited, added):
+        added = IndexReader(index_dir, edited)  # a file more: the same base, mapped
+        assert added.text.base is first.text.base and added.text.doc_count == 5
+        write(root, {"mill/ledger.py": "def tally(items):\n    return sorted(items)\n"})
+        build_index(root, index_dir, tuning=config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=0.0))
+        merged = IndexReader(index_dir, added)  # a new base: loaded, not borrowed
+        assert merged.text.base is not first.text.base and merged.text.doc_count == 5
+        for reader in (edited, added, merged):
             reader.close()
     finally:
         first.close()
@@ -196,11 +256,22 @@ def test_a_reader_of_an_edit_reads_only_the_delta_rows_of_what_its_base_was_read
         assert edited.segments.rows(REFS, "line") == whole.segments.rows(REFS, "line")
         assert len(statements["base"]) == 1
         whole.close()
-        write(root, {"mill/bread.py": "def loaf(dough):\n    return dough\n"})
+        # A file added before the others: the base's columns serve, their file ids mapped.
+        write(root, {"mill/bakery.py": "def loaf(dough):\n    return dough\n"})
         build_index(root, index_dir)
-        added = IndexReader(index_dir, edited)  # a new base: its own columns
-        assert added.segments._kept is not edited.segments._kept
-        for reader in (edited, added):
+        added = IndexReader(index_dir, edited)
+        assert added.segments._kept is first.segments._kept and added.segments.order.mapped
+        build_index(root, tmp_path / "full-added", rebuild=True)
+        whole = IndexReader(tmp_path / "full-added")
+        assert added.symbol_rows(columns) == whole.symbol_rows(columns)
+        assert added.segments.rows(REFS, "file_id, name") == whole.segments.rows(REFS, "file_id, name")
+        assert added.chunk_file.tolist() == whole.chunk_file.tolist()
+        whole.close()
+        write(root, {"mill/ledger.py": "def tally(items):\n    return sorted(items)\n"})
+        build_index(root, index_dir, tuning=config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=0.0))
+        merged = IndexReader(index_dir, added)  # a new base: its own columns
+        assert merged.segments._kept is not first.segments._kept
+        for reader in (edited, added, merged):
             reader.close()
     finally:
         first.close()

@@ -1,7 +1,7 @@
-"""Any sequence of edits, additions, removals and renames, each followed by an update of the
-same index, leaves the index a full build of the same tree makes, and the same answers: whatever
-the update carried over (rows copied, the graph resolved where the change reaches, the trigram
-index's delta or a new base) and whenever it merged."""
+"""Any sequence of edits, additions, removals, renames and touches, each followed by an update
+of the same index, leaves the index a full build of the same tree makes, and the same answers:
+whatever the update carried over (rows copied, the graph resolved where the change reaches, the
+trigram index's delta or a new base) and whenever it merged."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ operations = st.one_of(
     st.tuples(st.just("add"), st.integers(0, 7), sources),
     st.tuples(st.just("remove"), st.integers(0, 7), st.none()),
     st.tuples(st.just("rename"), st.integers(0, 7), st.none()),
+    st.tuples(st.just("touch"), st.integers(0, 7), st.none()),
 )
 
 
@@ -77,6 +78,8 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
             write(root / f"bakery/added{step}.py", text, step)
         elif kind == "remove" and target is not None and len(present) > 1:
             target.unlink()
+        elif kind == "touch" and target is not None:
+            write(target, target.read_text(), step)  # read again, its rows the same
         elif kind == "rename" and target is not None:
             target.rename(target.with_name(f"moved{step}_{target.name}"))
         build_index(root, index_dir, tuning=tuning)

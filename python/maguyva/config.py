@@ -205,10 +205,11 @@ class Tuning:
     #: the last, so a slow embedder's finished work is kept when a run is interrupted.
     EMBED_CACHE_WRITE_ROWS: int = 16_384
     EMBED_CACHE_WRITE_SECONDS: float = 2.0
-    #: An edit that keeps every path rewrites only the trigram index's delta layer (the documents
-    #: edited since its base was written) while the delta's content is at most this share of the
-    #: base's; past it, or when files come or go, both are merged into a new base. Each edit then
-    #: writes at most about this share of a whole index, and queries search two layers at most.
+    #: An update rewrites only the trigram index's delta layer (the documents edited or added
+    #: since its base was written) and the rows' delta segment while the delta's content, with
+    #: the base's documents of files removed since, is at most this share of the base's; past it,
+    #: both are merged into a new base. Each edit then writes at most about this share of a whole
+    #: index, and queries search two layers at most.
     TEXT_DELTA_MAX_SHARE: float = 0.1
     #: A base segment's columns read once are kept in this process while anything holds the base
     #: (`segments.BaseColumns`), for tables of at most this many rows: an edit's generation links

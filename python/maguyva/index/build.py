@@ -6,8 +6,9 @@ An update reads only the files whose stat differs from what the previous generat
 safely older than the walk that recorded it, is as it was) and re-parses only those whose content
 changed (by SHA-256); the others keep their chunks, symbols, references and embeddings, and
 their documents in the trigram index, which is merged from the previous one rather than built
-again. An edit that keeps every path writes only the rows of the files edited since the base
-segment, linking the base's files (`index.segments`); another update writes one new base, the
+again. An update writes only the rows of the files edited or added since the base segment,
+linking the base's files (`index.segments`); one whose delta outgrows its share (of removed
+files too) writes one new base, the
 rows of files carried over copied from the previous segments by SQL, renumbered, never read into
 Python; deleted files are dropped. What is derived across files (ids, graph edges, centrality)
 is recomputed, and the graph resolved again only where the change reaches, so an update produces
@@ -45,7 +46,7 @@ from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
-from maguyva.index.segments import CHUNKS, IN_LIST, REFS, SYMBOLS, Segments
+from maguyva.index.segments import CHUNKS, IN_LIST, REFS, SYMBOLS, SegmentOrder, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
@@ -527,8 +528,7 @@ class Previous:
         if len(found) > IN_LIST:
             rows = self.segments.rows(REFS, columns)
         else:
-            marks = ", ".join("?" * len(found))
-            rows = [row[1:] for row in self.segments.rows_where(REFS, columns, f"file_id IN ({marks})", tuple(found))]
+            rows = [row[1:] for row in self.segments.rows_of_files(REFS, columns, list(found))]
         new = tuple.__new__
         for file_id, run in groupby(rows, key=itemgetter(0)):
             if (listed := found.get(file_id)) is not None:
@@ -569,7 +569,7 @@ class Previous:
         """The previous generation's trigram index (both layers), when a build of the files `walked` with these
         walk options can keep its documents (in their order: ids are positions); None when there
         is none, or it is damaged (the build then reads and indexes every file)."""
-        if self.generation is None or self.stats is None or self.graph is None:
+        if self.generation is None or self.stats is None or self.graph is None or self.segments is None:
             return None
         if (self.stats.max_file_size, self.stats.include_secrets) != (max_file_size, include_secrets):
             return None
@@ -578,7 +578,7 @@ class Previous:
         if any(a >= b for a, b in zip(common, common[1:])):
             return None
         try:
-            return LayeredTextIndex.load(self.generation / store.TEXT_INDEX, self.generation / store.TEXT_DELTA)
+            return LayeredTextIndex.of_generation(self.generation, self.segments)
         except (CorruptIndexError, OSError, ValueError):
             return None
 
@@ -752,12 +752,15 @@ def write_generation(
 
     order = previous.segments.order if previous is not None and previous.segments is not None else None
     if layered:
-        if previous is None or previous.generation is None or order is None or not previous.same_files(records):
-            raise RuntimeError("a delta segment needs the previous generation's files, id for id")
+        if previous is None or previous.generation is None or order is None or previous.graph is None:
+            raise RuntimeError("a delta segment needs the previous generation's segments")
         for name in (store.ROWS, store.CODES):
             _link_or_copy(previous.generation / name, generation / name)
         held = [i for i, r in enumerate(records) if r.earlier_id is None or order.in_delta[r.earlier_id]]
-        write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims)
+        base_files = _base_files(order, previous.graph.paths, records)
+        write_segment(
+            generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims, base_files
+        )
     else:
         write_segment(generation / store.ROWS, generation / store.CODES, records, range(len(records)), previous, model.dims)
         write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, [], None, model.dims)
@@ -790,6 +793,18 @@ def write_generation(
     return counts
 
 
+def _base_files(order: SegmentOrder, paths: list[str], records: list[FileRecord]) -> np.ndarray | None:
+    """The id among `records` of each file of the base that the previous generation (files
+    `paths`, segments in `order`) was laid over, -1 for one gone; None when they are its own."""
+    if not order.mapped and paths == [r.path for r in records]:
+        return None
+    new_id = {r.path: i for i, r in enumerate(records)}
+    now = np.fromiter((new_id.get(path, -1) for path in paths), dtype=np.int64, count=len(paths))
+    earlier = order.base_files
+    found: np.ndarray = np.where(earlier >= 0, now[np.maximum(earlier, 0)], -1)
+    return None if len(found) == len(records) and np.array_equal(found, np.arange(len(records))) else found
+
+
 def write_segment(
     path: Path,
     codes_path: Path,
@@ -797,11 +812,13 @@ def write_segment(
     held: Sequence[int],
     previous: Previous | None,
     dims: int,
+    base_files: np.ndarray | None = None,
 ) -> None:
     """A segment of the files `held` (ids among `records`, ascending): its database at `path`,
-    its codes at `codes_path`. The rows of records carried over are copied from the `previous`
-    generation's segments (attached as `earlier` and `earlier_delta`), the others' come from the
-    records."""
+    its codes at `codes_path`; a delta over a base whose files have other ids now records them
+    (`base_files`, `segments.SegmentOrder`). The rows of records carried over are copied from
+    the `previous` generation's segments (attached as `earlier` and `earlier_delta`), the others'
+    come from the records."""
     wanted = [records[i] for i in held]
     carried = previous is not None and previous.segments is not None and any(r.earlier_id is not None for r in wanted)
     attached = {}
@@ -821,6 +838,8 @@ def write_segment(
     try:
         counts = _insert_rows(db, records, held, previous if carried else None)
         db.executemany("INSERT INTO held VALUES (?, ?, ?, ?)", [(i, *c) for i, c in zip(held, counts)])
+        if base_files is not None:
+            db.execute("INSERT INTO base_files VALUES (?)", (store.encode_base_files(base_files),))
         db.executemany("INSERT INTO code_words VALUES (?, ?)", _code_word_rows(db, records, held, previous if carried else None))
         store.finish_database(db, store.SEGMENT_SCHEMA)
     finally:
@@ -834,9 +853,10 @@ def write_text_index(
     position among them) into `generation`, its two layers (`index.text_layers`); freed once
     written, as nothing of a build reads it. A file whose content is None is as the `previous`
     generation indexed it: its document is kept from that generation's index `earlier`
-    (`Previous.text_index`), the others are added. With the same paths as before and a delta
-    still small, the earlier base is kept as it is (linked) and only the delta written again:
-    then True, and the rows follow it (`write_generation`)."""
+    (`Previous.text_index`), the others are added. While the delta, with the base's documents of
+    files removed since, stays small, the earlier base is kept as it is (linked, its documents
+    mapped to the files' ids now) and only the delta written again: then True, and the rows
+    follow it (`write_generation`)."""
     added = [(i, content) for i, (_, content) in enumerate(readable) if content is not None]
     empty, _ = TrigramIndex.build([])
     if earlier is None:
@@ -848,13 +868,17 @@ def write_text_index(
         assert previous.generation is not None
         old_id = previous.file_ids()
         kept = [(old_id[path], i) for i, (path, content) in enumerate(readable) if content is None]
-        same_paths = previous.graph is not None and previous.graph.paths == [path for path, _ in readable]
         kept_in_delta = [(old, new) for old, new in kept if earlier.replaced[old]]
         delta_size = sum(len(content) for _, content in added) + sum(
             earlier.delta.doc_len(old) or 0 for old, _ in kept_in_delta
         )
-        if same_paths and delta_size <= config.current().TEXT_DELTA_MAX_SHARE * earlier.base.content_bytes:
-            # Ids are unchanged: the base stays, the delta holds every document edited since.
+        # The base's documents of files gone since it was written are carried as dead weight.
+        now = {path for path, _ in readable}
+        gone = [old for path, old in old_id.items() if path not in now and earlier.base_doc(old) >= 0]
+        dead = earlier.removed_bytes() + sum(earlier.base.doc_len(earlier.base_doc(old)) or 0 for old in gone)
+        if delta_size + dead <= config.current().TEXT_DELTA_MAX_SHARE * earlier.base.content_bytes:
+            # The base stays (its files keep their places among the others, as the segments map
+            # them), the delta holds every document edited or added since.
             _link_or_copy(previous.generation / store.TEXT_INDEX, generation / store.TEXT_INDEX)
             delta, binary = earlier.delta.merged(kept_in_delta, added)
             if binary:
@@ -863,7 +887,7 @@ def write_text_index(
             return True
         # One new base: the documents of the delta are given to it as new ones.
         from_delta = [(new, earlier.delta.doc_bytes(old)) for old, new in kept_in_delta]
-        from_base = [(old, new) for old, new in kept if not earlier.replaced[old]]
+        from_base = [(earlier.base_doc(old), new) for old, new in kept if not earlier.replaced[old]]
         base, binary = earlier.base.merged(from_base, sorted(added + from_delta))
         delta = empty
     if binary:  # read_files already left binary files out, by the same rule
@@ -915,11 +939,15 @@ def _code_word_rows(
             stored = db.execute(f"SELECT word, files FROM {schema}.code_words").fetchall()
             blobs = [posting for _, posting in stored]
             old_files = store.decode_file_ids(b"".join(blobs))
+            if not from_delta and order.mapped:
+                if len(old_files) and old_files.max() >= len(order.base_files):
+                    raise ValueError("a code_words posting names a file the base lacks")
+                old_files = order.map_base_files(old_files)  # the base's own ids as the generation's
             if len(old_files) and old_files.max() >= len(renumber):
                 raise ValueError("a code_words posting names a file the generation lacks")
             owner = np.repeat(np.arange(len(stored)), [len(posting) // 4 for posting in blobs])
-            moved = renumber[old_files]
-            keep = (moved >= 0) & sources[old_files]
+            moved = np.where(old_files >= 0, renumber[np.maximum(old_files, 0)], -1)
+            keep = (moved >= 0) & sources[np.maximum(old_files, 0)]
             if not np.any(keep):
                 continue
             vocabulary = [ids.setdefault(word, len(ids)) for word, _ in stored]
@@ -1087,17 +1115,24 @@ def _insert_rows(
     base_starts = order.base.starts.tolist() if order is not None else []
     delta_starts = order.delta.starts.tolist() if order is not None else []
     delta_at = {f: i for i, f in enumerate(order.delta.files.tolist())} if order is not None else {}
+    base_of = order.base_of if order is not None else None
     for file_id in held:
         r = records[file_id]
-        if (old := r.earlier_id) is not None and order is not None:
+        if (old := r.earlier_id) is not None and order is not None and base_of is not None:
+            # The file's id in the segment its rows are in: the delta's are the generation's,
+            # the base's its own.
             at = delta_at.get(old)
-            schema, starts, position = ("earlier", base_starts, old) if at is None else ("earlier_delta", delta_starts, at)
-            (chunk_start, symbol_start, ref_start), ends = starts[position], starts[position + 1]
-            shifts = (file_id - old, chunk_id - chunk_start, symbol_id - symbol_start, ref_id - ref_start)
-            if runs and runs[-1][0] == schema and runs[-1][2] == old - 1 and runs[-1][3:] == shifts:
-                runs[-1] = (schema, runs[-1][1], old, *shifts)
+            if at is None:
+                stored = int(base_of[old])
+                schema, starts, position = "earlier", base_starts, stored
             else:
-                runs.append((schema, old, old, *shifts))
+                schema, starts, position, stored = "earlier_delta", delta_starts, at, old
+            (chunk_start, symbol_start, ref_start), ends = starts[position], starts[position + 1]
+            shifts = (file_id - stored, chunk_id - chunk_start, symbol_id - symbol_start, ref_id - ref_start)
+            if runs and runs[-1][0] == schema and runs[-1][2] == stored - 1 and runs[-1][3:] == shifts:
+                runs[-1] = (schema, runs[-1][1], stored, *shifts)
+            else:
+                runs.append((schema, stored, stored, *shifts))
             counts.append((ends[0] - chunk_start, ends[1] - symbol_start, ends[2] - ref_start))
             chunk_id += ends[0] - chunk_start
             symbol_id += ends[1] - symbol_start

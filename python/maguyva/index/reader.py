@@ -110,7 +110,7 @@ class IndexReader:
             self.codes = self.segments.codes(
                 store.load_codes(generation / store.CODES), store.load_codes(generation / store.CODES_DELTA)
             )
-            self.text: LayeredTextIndex = LayeredTextIndex.load(generation / store.TEXT_INDEX, generation / store.TEXT_DELTA)
+            self.text: LayeredTextIndex = LayeredTextIndex.of_generation(generation, self.segments)
         except (IndexStoreError, sqlite3.Error, OSError, ValueError, TypeError, EOFError) as err:
             self.db.close()
             if (segments := getattr(self, "segments", None)) is not None:

@@ -1,9 +1,11 @@
 """A generation's rows in two segments: a base, written by a build of every file, and a delta of
-the files edited since, whose rows replace the base's.
+the files edited or added since, whose rows replace the base's.
 
 Each segment is a database of `store.SEGMENT_SCHEMA` (`rows.sqlite`, `rows-delta.sqlite`) and
 the codes of its chunks (`codes.npy`, `codes-delta.npy`). Its ids are its own, given file by file
-in file id order; file ids are the generation's (an update that keeps every path keeps every id).
+in file id order. The delta's file ids are the generation's; the base's are those of the build
+that wrote it, mapped to today's by the delta (`SegmentOrder.base_files`; files are numbered in
+path order, so a kept file keeps its place among the others, and a removed one maps to none).
 The generation numbers its chunks, symbols and references as a full build of the same files
 does: file by file, a file's rows taken from the delta when the delta holds the file, else from
 the base (`SegmentOrder`). So whatever reads them sees one table, the same as a full build's,
@@ -68,27 +70,61 @@ class SegmentFiles:
 
 class SegmentOrder:
     """The generation's numbering of the rows of its base and delta: for each table, which row of
-    the two (the base's ids, then the delta's after them) has each id of the generation."""
+    the two (the base's ids, then the delta's after them) has each id of the generation.
 
-    def __init__(self, file_count: int, base: SegmentFiles, delta: SegmentFiles):
-        if len(base.files) != file_count or np.any(base.files != np.arange(file_count)):
-            raise ValueError("the base segment does not hold every file of the generation")
+    The base numbers its files as the generation that wrote it did; `base_files` (the delta's
+    `base_files` row) gives each one's id in this generation, -1 for a file removed since, in
+    the same order (paths are numbered in order, and a kept base file keeps its place among the
+    others). A file added since, like one edited, is the delta's."""
+
+    def __init__(self, file_count: int, base: SegmentFiles, delta: SegmentFiles, base_files: np.ndarray | None = None):
+        base_count = len(base.files)
+        if np.any(base.files != np.arange(base_count)):
+            raise ValueError("the base segment's files are not numbered from 0")
         if len(delta.files) and (delta.files[0] < 0 or delta.files[-1] >= file_count):
             raise ValueError("the delta segment holds a file the generation lacks")
         self.base, self.delta = base, delta
         #: Whether each file's rows are the delta's.
         self.in_delta = np.zeros(file_count, dtype=bool)
         self.in_delta[delta.files] = True
+        #: Whether the base's files have other ids in the generation than their own.
+        self.mapped = base_files is not None
+        if base_files is None:
+            if base_count != file_count:
+                raise ValueError("the base segment does not hold every file of the generation")
+            base_files = np.arange(file_count, dtype=np.int64)
+            base_of = base_files
+        else:
+            kept = base_files[base_files >= 0]
+            if len(base_files) != base_count:
+                raise ValueError("the delta maps another count of files than its base holds")
+            if np.any(base_files < -1) or (len(kept) and (kept[-1] >= file_count or np.any(np.diff(kept) <= 0))):
+                raise ValueError("the delta maps its base's files out of order")
+            base_of = np.full(file_count, -1, dtype=np.int64)
+            base_of[kept] = np.flatnonzero(base_files >= 0)
+            if np.any((base_of < 0) & ~self.in_delta):
+                raise ValueError("a file of the generation is in neither segment")
+        base_files.flags.writeable = base_of.flags.writeable = False
+        #: The generation's id of each base file (-1: removed), and the base file of each of the
+        #: generation's (-1: the delta's alone).
+        self.base_files, self.base_of = base_files, base_of
         #: The rows of the base: ids of the delta's rows come after them.
         self.base_totals: list[int] = base.starts[-1].tolist()
-        self.identity = not len(delta.files)
+        self.identity = not len(delta.files) and not self.mapped
         #: Per table: the generation's first id of each file (and the total, last).
         self.file_starts: list[np.ndarray] = []
         self._gather: list[np.ndarray | None] = []
+        from_base = np.flatnonzero(~self.in_delta)
         for column in range(len(TABLES)):
-            counts = np.diff(base.starts[:, column])
-            firsts = base.starts[:-1, column].copy()
-            if not self.identity:
+            base_counts = np.diff(base.starts[:, column])
+            if self.mapped:
+                counts = np.zeros(file_count, dtype=np.int64)
+                firsts = np.zeros(file_count, dtype=np.int64)
+                counts[from_base] = base_counts[base_of[from_base]]
+                firsts[from_base] = base.starts[:-1, column][base_of[from_base]]
+            else:
+                counts, firsts = base_counts, base.starts[:-1, column].copy()
+            if len(delta.files):
                 counts[delta.files] = np.diff(delta.starts[:, column])
                 firsts[delta.files] = delta.starts[:-1, column] + self.base_totals[column]
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -99,6 +135,11 @@ class SegmentOrder:
                 total = int(starts[-1])
                 self._gather.append(np.arange(total, dtype=np.int64) + np.repeat(firsts - starts[:-1], counts))
         self._global: list[np.ndarray | None] = [None] * len(TABLES)
+
+    def map_base_files(self, ids: np.ndarray) -> np.ndarray:
+        """The generation's ids of base files `ids` (-1 for those removed)."""
+        mapped: np.ndarray = self.base_files[ids] if self.mapped else ids
+        return mapped
 
     def total(self, table: int) -> int:
         return int(self.file_starts[table][-1])
@@ -184,6 +225,15 @@ class BaseColumns:
 _MISSING = object()
 
 
+def _base_files(delta: sqlite3.Connection) -> np.ndarray | None:
+    """The generation's id of each of the base's files, from the delta `delta` (None: the
+    base's own ids)."""
+    rows = delta.execute("SELECT ids FROM base_files").fetchall()
+    if len(rows) > 1:
+        raise ValueError("a delta maps its base's files more than once")
+    return store.decode_base_files(rows[0][0]) if rows else None
+
+
 #: `BaseColumns` by base file identity, while anything holds them.
 _base_columns: weakref.WeakValueDictionary[tuple[int, int, int, int], BaseColumns] = weakref.WeakValueDictionary()
 _base_columns_lock = threading.Lock()
@@ -214,7 +264,9 @@ class Segments:
         self._lock = threading.Lock()
         try:
             self._kept = _kept_columns(generation / store.ROWS)
-            self.order = SegmentOrder(file_count, self._kept.files(self.base), SegmentFiles.read(self.delta))
+            self.order = SegmentOrder(
+                file_count, self._kept.files(self.base), SegmentFiles.read(self.delta), _base_files(self.delta)
+            )
         except BaseException:
             self.close()
             raise
@@ -246,7 +298,10 @@ class Segments:
         statement = f"SELECT {columns} FROM {TABLES[table]} ORDER BY id"
         names = [name.strip() for name in columns.split(",")]
         if all(_COLUMN_NAME.fullmatch(n) for n in names):
-            base = list(zip(*self._base_columns(table, names)))
+            columns_read = self._base_columns(table, names)
+            base = list(zip(*[self._as_generation(n, c) for n, c in zip(names, columns_read)]))
+        elif self.order.mapped and "file_id" in columns:
+            raise ValueError("file ids of a mapped base are read by plain column names only")
         else:
             base = self._all(self.base, statement)
         delta = [] if self.order.identity else self._all(self.delta, statement)
@@ -254,7 +309,7 @@ class Segments:
 
     def column(self, table: int, name: str) -> list[Any]:
         """The column `name` of every row of `table`, in the generation's id order."""
-        base = self._base_columns(table, [name])[0]
+        base = self._as_generation(name, self._base_columns(table, [name])[0])
         if self.order.identity:
             return list(base)
         return self.order.take(table, base, self._delta_column(table, name))
@@ -270,6 +325,8 @@ class Segments:
             return values
 
         base: np.ndarray = self._kept.derived(("array", table, name), of_base) if self._keeps(table) else of_base()
+        if name == "file_id":
+            base = self.order.map_base_files(base)
         if self.order.identity:
             return base
         delta = np.array([-1 if v is None else v for v in self._delta_column(table, name)], dtype=np.int64)
@@ -280,6 +337,8 @@ class Segments:
         """For each file of the generation, `make(row)` of each of its rows of `table` (plain
         column names `columns`), in id order. A base file's list is shared: never changed."""
         names = [name.strip() for name in columns.split(",")]
+        if self.order.mapped and "file_id" in names:
+            raise ValueError("per_file gives rows by file: their file ids are not asked for")
 
         def split(rows: list[tuple[Any, ...]], starts: np.ndarray) -> list[list[Any]]:
             made = [make(row) for row in rows]
@@ -294,7 +353,10 @@ class Segments:
             return list(base)
         statement = f"SELECT {columns} FROM {TABLES[table]} ORDER BY id"
         delta = split(self._all(self.delta, statement), self.order.delta.starts)
-        found = list(base)
+        if self.order.mapped:
+            found = [base[b] if b >= 0 else [] for b in self.order.base_of.tolist()]
+        else:
+            found = list(base)
         for position, file_id in enumerate(self.order.delta.files.tolist()):
             found[file_id] = delta[position]
         return found
@@ -302,7 +364,9 @@ class Segments:
     def rows_where(self, table: int, columns: str, where: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """(id, *columns) of the rows of `table` meeting `where`, by id."""
         statement = f"SELECT id, {columns} FROM {TABLES[table]} WHERE {where} ORDER BY id"
-        base = self._all(self.base, statement, parameters)
+        if self.order.mapped and "file_id" in where:
+            raise ValueError("rows of a mapped base are asked for by file with rows_of_files")
+        base = self._base_files_in(columns, self._all(self.base, statement, parameters))
         if self.order.identity:
             return base
         ids = self.order.global_ids(table)
@@ -312,6 +376,44 @@ class Segments:
         found += [(int(ids[offset + row[0]]), *row[1:]) for row in self._all(self.delta, statement, parameters)]
         found.sort(key=itemgetter(0))
         return found
+
+    def rows_of_files(self, table: int, columns: str, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        """(id, *columns) of the rows of `table` of the generation's files `file_ids`, by id."""
+        wanted = np.unique(np.asarray(file_ids, dtype=np.int64))
+        if not len(wanted):
+            return []
+        in_delta = self.order.in_delta[wanted]
+        found: list[tuple[Any, ...]] = []
+        offset = self.order.base_totals[table]
+        ids = self.order.global_ids(table)
+        for db, files, shift in ((self.base, self.order.base_of[wanted[~in_delta]], 0), (self.delta, wanted[in_delta], offset)):
+            for start in range(0, len(files), IN_LIST):
+                part = files[start : start + IN_LIST].tolist()
+                marks = ", ".join("?" * len(part))
+                rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE file_id IN ({marks})", part)
+                if not shift:
+                    rows = self._base_files_in(columns, rows)
+                found += [(int(ids[row[0] + shift]), *row[1:]) for row in rows]
+        found.sort(key=itemgetter(0))
+        return found
+
+    def _as_generation(self, name: str, column: list[Any]) -> list[Any]:
+        """A column of the base's as the generation numbers it: its file ids mapped."""
+        if name != "file_id" or not self.order.mapped or not column:
+            return column
+        mapped: list[Any] = self.order.base_files[np.asarray(column, dtype=np.int64)].tolist()
+        return mapped
+
+    def _base_files_in(self, columns: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Rows (id, *columns) read from the base, their `file_id` as the generation's."""
+        if not self.order.mapped or not rows:
+            return rows
+        names = [name.strip() for name in columns.split(",")]
+        if "file_id" not in names:
+            return rows
+        at = 1 + names.index("file_id")
+        files = self.order.base_files[np.fromiter((row[at] for row in rows), dtype=np.int64, count=len(rows))].tolist()
+        return [(*row[:at], file_id, *row[at + 1 :]) for row, file_id in zip(rows, files)]
 
     def rows_at(self, table: int, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
         """(id, *columns) of the rows of `table` with the generation's `ids`, by id."""
@@ -326,7 +428,7 @@ class Segments:
                 part = local[start : start + IN_LIST].tolist()
                 marks = ", ".join("?" * len(part))
                 rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE id IN ({marks})", part)
-                found += [(row[0] + shift, *row[1:]) for row in rows] if shift else rows
+                found += [(row[0] + shift, *row[1:]) for row in rows] if shift else self._base_files_in(columns, rows)
         ids_of = self.order.global_ids(table)
         return sorted(((int(ids_of[row[0]]), *row[1:]) for row in found), key=itemgetter(0))
 
@@ -339,6 +441,9 @@ class Segments:
             statement = f"SELECT word, files FROM code_words WHERE word IN ({marks})"
             for word, files in self._all(self.base, statement, part):
                 ids = store.decode_file_ids(files)
+                if self.order.mapped:
+                    ids = self.order.map_base_files(ids)
+                    ids = ids[ids >= 0]
                 if not self.order.identity:
                     ids = ids[~self.order.in_delta[ids]]
                 if len(ids):

@@ -16,9 +16,8 @@ An index is a folder:
         nodes.npy       each graph node's PageRank and in-degree (float64, a row per node)
         MANIFEST        size and SHA-256 of each file above, written last
 
-An edit that keeps every path writes the delta segment and links the base's files from the
-previous generation (`index.segments`); other updates, and a delta grown past its share, write
-one new base.
+An update writes the delta segment and links the base's files from the previous generation
+(`index.segments`); a delta grown past its share writes one new base.
 
 A build writes a whole new generation beside the current one, flushes it to disk, then swaps
 CURRENT; a crash or Ctrl-C at any point leaves the previous generation published and intact.
@@ -57,7 +56,7 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -121,6 +120,9 @@ CREATE TABLE held (
     symbols INTEGER NOT NULL,
     refs INTEGER NOT NULL
 );
+-- A delta's: the generation's id of each file of the base it is laid over (int32, -1 for a file
+-- removed since), one row; none when the base's ids are the generation's.
+CREATE TABLE base_files (ids BLOB NOT NULL);
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,          -- also the row in the segment's codes
     file_id INTEGER NOT NULL,
@@ -680,6 +682,18 @@ def write_meta(db: sqlite3.Connection, values: dict[str, object]) -> None:
 def encode_file_ids(file_ids: Sequence[int] | np.ndarray) -> bytes:
     """Ascending file ids as the bytes of a `code_words` posting (or of several, one after another)."""
     return np.asarray(file_ids, dtype="<u4").tobytes()
+
+
+def encode_base_files(file_ids: np.ndarray) -> bytes:
+    """A delta's `base_files` row: the generation's id of each base file, -1 for one removed."""
+    return np.asarray(file_ids, dtype="<i4").tobytes()
+
+
+def decode_base_files(blob: bytes) -> np.ndarray:
+    """The ids of a `base_files` row (int64)."""
+    if len(blob) % 4:
+        raise ValueError("a base_files row is not a whole number of file ids")
+    return np.frombuffer(blob, dtype="<i4").astype(np.int64)
 
 
 def decode_file_ids(blob: bytes) -> np.ndarray:

@@ -1,12 +1,13 @@
 """The trigram index of a generation as two layers: a base, written by a build that indexed every
-file's document, and a delta of the documents edited since, which replace the base's.
+file's document, and a delta of the documents edited or added since, which replace the base's.
 
-An edit that keeps every path (so every file id) writes only the delta again, the base being the
-previous generation's file, linked; an update that adds or removes files, or whose delta would
-outgrow `config.TEXT_DELTA_MAX_SHARE` of the base, merges both into a new base (`build`). Both
-layers are `TrigramIndex` files of their own checksummed format; the delta holds documents under
-their file ids, so a question's matches are the base's, less those of replaced documents, plus the
-delta's: the same answers as one index of the same documents.
+An update writes only the delta again, the base being the previous generation's file, linked;
+one whose delta, with the documents of files removed since, would outgrow
+`config.TEXT_DELTA_MAX_SHARE` of the base merges both into a new base (`build`). Both layers are
+`TrigramIndex` files of their own checksummed format; the delta holds documents under their file
+ids, the base under the ids its own build gave them (mapped to today's by the generation's
+segments), so a question's matches are the base's still live, plus the delta's: the same answers
+as one index of the same documents.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from maguyva._core import TrigramIndex
+from maguyva.index import store
+from maguyva.index.segments import Segments
 
 #: The bases loaded in this process by file identity (device, inode, size, mtime), while anything
 #: holds them: a generation's files are never written again once sealed, so every reader and
@@ -40,39 +43,103 @@ def _base(path: Path, identity: tuple[int, int, int, int]) -> TrigramIndex:
 
 class LayeredTextIndex:
     """A base trigram index and the delta whose documents replace the base's of the same ids;
-    answers as one index of the documents they hold together."""
+    answers as one index of the documents they hold together.
 
-    def __init__(self, base: TrigramIndex, delta: TrigramIndex):
+    A base kept by updates that added or removed files numbers its documents as the generation
+    that wrote it did: `base_files` gives each one's id now (-1 for a file removed since, in
+    order, as `segments.SegmentOrder` has it)."""
+
+    def __init__(
+        self,
+        base: TrigramIndex,
+        delta: TrigramIndex,
+        base_files: np.ndarray | None = None,
+        doc_count: int | None = None,
+    ):
         self.base = base
         self.delta = delta
-        self.doc_count: int = base.doc_count
+        self.doc_count: int = base.doc_count if doc_count is None else doc_count
+        if base_files is not None and len(base_files) != base.doc_count:
+            raise ValueError(f"{len(base_files)} documents mapped of the base's {base.doc_count}")
+        self.base_files = base_files
+        #: The chunk layout as the base's documents see it, made for the last layout asked.
+        self._base_view: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._view_lock = threading.Lock()
         replaced = delta.doc_ids().astype(np.int64)
-        if len(replaced) and int(replaced.max()) >= base.doc_count:
-            raise ValueError(f"the delta holds document {int(replaced.max())} of {base.doc_count}")
-        #: Whether each document of the base is replaced by the delta's.
-        self.replaced = np.zeros(base.doc_count, dtype=bool)
+        if len(replaced) and int(replaced.max()) >= self.doc_count:
+            raise ValueError(f"the delta holds document {int(replaced.max())} of {self.doc_count}")
+        #: Whether each document is the delta's (replacing the base's of the same file, if any).
+        self.replaced = np.zeros(self.doc_count, dtype=bool)
         self.replaced[replaced] = True
         self.delta_docs = len(replaced)
+        if base_files is None:
+            if self.doc_count != base.doc_count:
+                raise ValueError(f"the base holds {base.doc_count} documents of {self.doc_count}")
+            self._base_of = None
+            self._live_base = ~self.replaced
+        else:
+            kept = base_files >= 0
+            self._base_of = np.full(self.doc_count, -1, dtype=np.int64)
+            self._base_of[base_files[kept]] = np.flatnonzero(kept)
+            if np.any((self._base_of < 0) & ~self.replaced):
+                raise ValueError("a document is in neither layer")
+            #: Whether each of the base's documents is still one of the generation's.
+            self._live_base = kept.copy()
+            self._live_base[kept] = ~self.replaced[base_files[kept]]
 
     @classmethod
-    def load(cls, base: Path, delta: Path) -> LayeredTextIndex:
+    def load(
+        cls,
+        base: Path,
+        delta: Path,
+        base_files: np.ndarray | None = None,
+        doc_count: int | None = None,
+    ) -> LayeredTextIndex:
         """The layers at `base` and `delta`; a base some reader or build of this process holds
         already is that one (an edit's generation links the base it kept, so it loads only its
         delta)."""
         stat = os.stat(base)
-        return cls(_base(base, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)), TrigramIndex.load(delta))
+        loaded = _base(base, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        return cls(loaded, TrigramIndex.load(delta), base_files, doc_count)
+
+    @classmethod
+    def of_generation(cls, generation: Path, segments: Segments) -> LayeredTextIndex:
+        """The trigram index of `generation`, whose segments `segments` are open: its base's
+        documents mapped as its rows are."""
+        order = segments.order
+        return cls.load(
+            generation / store.TEXT_INDEX,
+            generation / store.TEXT_DELTA,
+            order.base_files if order.mapped else None,
+            len(order.in_delta),
+        )
+
+    def base_doc(self, doc_id: int) -> int:
+        """The base's document of document `doc_id` (-1: none)."""
+        return doc_id if self._base_of is None else int(self._base_of[doc_id])
+
+    def removed_bytes(self) -> int:
+        """The bytes of the base's documents of files removed since it was written."""
+        if self.base_files is None:
+            return 0
+        return sum(self.base.doc_len(int(b)) or 0 for b in np.flatnonzero(self.base_files < 0).tolist())
 
     def doc_bytes(self, doc_id: int) -> bytes:
         """The content of document `doc_id`."""
         if 0 <= doc_id < self.doc_count and self.replaced[doc_id]:
             return self.delta.doc_bytes(doc_id)
-        return self.base.doc_bytes(doc_id)
+        return self.base.doc_bytes(self._in_base(doc_id))
 
     def doc_lines(self, doc_id: int, start: int, end: int) -> bytes | None:
         """Lines `start..end` (1-based) of document `doc_id` (`TrigramIndex.doc_lines`)."""
         if 0 <= doc_id < self.doc_count and self.replaced[doc_id]:
             return self.delta.doc_lines(doc_id, start, end)
-        return self.base.doc_lines(doc_id, start, end)
+        return self.base.doc_lines(self._in_base(doc_id), start, end)
+
+    def _in_base(self, doc_id: int) -> int:
+        if self._base_of is None or not 0 <= doc_id < self.doc_count:
+            return doc_id  # the base's own error for one out of range
+        return int(self._base_of[doc_id])
 
     def delta_bytes(self) -> int:
         """The bytes of content the delta holds."""
@@ -82,10 +149,14 @@ class LayeredTextIndex:
         """`TrigramIndex.search_lines` over both layers: (term index, doc id, line), by term,
         then doc, then line."""
         found = self.base.search_lines(terms, case_insensitive)
-        if not self.delta_docs:
+        if not self.delta_docs and self.base_files is None:
             return found
         terms_found, docs, lines = found
-        live = ~self.replaced[docs]
+        live = self._live_base[docs]
+        if self.base_files is not None:
+            docs = self.base_files[docs].astype(docs.dtype)
+        if not self.delta_docs:
+            return terms_found[live], docs[live], lines[live]
         more = self.delta.search_lines(terms, case_insensitive)
         merged = [np.concatenate([part[live], extra]) for part, extra in zip((terms_found, docs, lines), more)]
         order = np.lexsort((merged[2], merged[1], merged[0]))
@@ -100,12 +171,42 @@ class LayeredTextIndex:
     ) -> tuple[np.ndarray, ...]:
         """`TrigramIndex.chunk_line_counts` over both layers: (term index, chunk, count), by
         term, then chunk. A chunk is of one document, so its count comes from one layer."""
-        found = self.base.chunk_line_counts(terms, case_insensitive, chunk_start_key, file_chunk_offsets)
-        if not self.delta_docs:
-            return found
-        terms_found, chunks, counts = found
-        live = ~self.replaced[chunk_start_key[chunks.astype(np.int64)] >> 32]
+        if self.base_files is None:
+            found = self.base.chunk_line_counts(terms, case_insensitive, chunk_start_key, file_chunk_offsets)
+            if not self.delta_docs:
+                return found
+            terms_found, chunks, counts = found
+            live = ~self.replaced[chunk_start_key[chunks.astype(np.int64)] >> 32]
+        else:
+            base_keys, base_offsets, chunk_ids = self._base_layout(chunk_start_key, file_chunk_offsets)
+            terms_found, chunks, counts = self.base.chunk_line_counts(terms, case_insensitive, base_keys, base_offsets)
+            chunks = chunk_ids[chunks.astype(np.int64)].astype(chunks.dtype)
+            if not self.delta_docs:
+                return terms_found, chunks, counts
+            live = np.ones(len(chunks), dtype=bool)  # only live documents' chunks are in the view
         more = self.delta.chunk_line_counts(terms, case_insensitive, chunk_start_key, file_chunk_offsets)
         merged = [np.concatenate([part[live], extra]) for part, extra in zip((terms_found, chunks, counts), more)]
         order = np.lexsort((merged[1], merged[0]))
         return tuple(part[order] for part in merged)
+
+    def _base_layout(self, chunk_start_key: np.ndarray, file_chunk_offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The chunk layout (`chunk_start_key`, `file_chunk_offsets`, by today's file ids) as the
+        base's documents number their files, holding the chunks of its live documents only, and
+        each of its chunks' id in the layout asked."""
+        with self._view_lock:
+            view = self._base_view
+            if view is not None and view[0] is chunk_start_key:
+                return view[1:]
+        assert self.base_files is not None
+        live = self._live_base
+        now = np.where(live, self.base_files, 0)
+        starts = np.asarray(file_chunk_offsets, dtype=np.int64)
+        counts = np.where(live, starts[now + 1] - starts[now], 0)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        total = int(offsets[-1])
+        chunk_ids = np.arange(total, dtype=np.int64) + np.repeat(starts[now] - offsets[:-1], counts)
+        docs = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        keys = (docs << 32) | (np.asarray(chunk_start_key, dtype=np.int64)[chunk_ids] & 0xFFFFFFFF)
+        with self._view_lock:
+            self._base_view = (chunk_start_key, keys, offsets, chunk_ids)
+        return keys, offsets, chunk_ids
