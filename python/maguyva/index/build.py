@@ -38,7 +38,7 @@ from maguyva import config
 from maguyva._core import CorruptIndexError, TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
-from maguyva.index import graph, roles, store
+from maguyva.index import gc_pause, graph, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat, Walk
 from maguyva.index.model import Chunk, Reference, Symbol
@@ -137,7 +137,7 @@ def build_index(
     `tuning` holds the numbers the build uses (`config.current()` if None). `walked`, a walk of
     `root` the caller has just taken (a freshness check's), is used instead of walking again when
     it was walked with the build's options."""
-    with config.using(tuning):
+    with config.using(tuning), gc_pause.paused():
         return _build_index(root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets, walked)
 
 

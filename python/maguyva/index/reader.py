@@ -16,7 +16,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva.errors import CorruptIndexError, IndexStoreError
-from maguyva.index import graph, roles, store
+from maguyva.index import gc_pause, graph, roles, store
 from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
@@ -52,7 +52,8 @@ class IndexReader:
         # one on disk until the reader closes.
         self._pinned = store.PinnedGeneration.open(index_dir)
         try:
-            self._load()
+            with gc_pause.paused():
+                self._load()
         except BaseException:
             self._pinned.close()
             raise

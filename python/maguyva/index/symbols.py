@@ -30,18 +30,16 @@ name word; the word index for tier 4 is built on the first question that needs i
 from __future__ import annotations
 
 import bisect
-import gc
 import re
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import chain
 
 import numpy as np
 
 from maguyva import config
+from maguyva.index import gc_pause
 from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.lexicon import (
@@ -264,7 +262,7 @@ class SymbolTable:
                     reader = self._reader()
                     if reader is None:
                         raise RuntimeError("the index this symbol table belongs to was closed")
-                    with _gc_paused():
+                    with gc_pause.paused():
                         self._words = WordIndex(reader, self)
         return self._words
 
@@ -534,21 +532,8 @@ def _split_by_word(keys: np.ndarray, n: int, words_by_id: list[str]) -> dict[str
 @per_reader
 def symbol_table(reader: IndexReader) -> SymbolTable:
     """The symbol table of `reader`'s index, read on first use and kept while the reader lives."""
-    with _gc_paused():
+    with gc_pause.paused():
         return SymbolTable(reader)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Garbage collection paused while a table is built: building allocates many small objects
-    that all stay alive, so collecting in the middle only costs time (about a quarter of it)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def defined_as(table: SymbolTable, name: str) -> list[int]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from maguyva.embed import Embedder, EmbeddingError, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
-from maguyva.index import store
+from maguyva.index import gc_pause, store
 from maguyva.index.build import BuildSummary, build_index
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, Walk
 from maguyva.index.progress import Progress, Silent
@@ -124,7 +124,9 @@ class Repository:
         arrived saw every change made before it, so its outcome answers that question too.
         """
         asked = time.monotonic()
-        with self._refresh_lock:
+        # The check, the update and the new generation's open allocate objects that stay alive
+        # (`gc_pause`).
+        with self._refresh_lock, gc_pause.paused():
             last = self.last_refresh
             if last is not None and last.stale_reason is None and self._checked_from >= asked:
                 return last
