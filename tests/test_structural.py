@@ -7,8 +7,11 @@ import textwrap
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maguyva import Index
+from maguyva.index import symbols
 from maguyva.index.roles import is_test_path
 from maguyva.index.symbols import symbol_table
 from maguyva.lexicon import (
@@ -564,3 +567,37 @@ def test_stem_folds_forms_together(forms):
 def test_stem_leaves_short_words_and_non_words_alone():
     for word in ("get", "set", "is", "v2", "utf8", "status", "process", "embed", "speed"):
         assert stem(word) == word
+
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from(["parseConfig(path)", "retry_count", "", "a\x00b", "the loaf's crust", "$scope.bake"]), max_size=8),
+    earlier=st.lists(st.sampled_from(["retry_count", "knead(dough)", "parseConfig"]), max_size=4),
+)
+def test_the_words_of_texts_are_the_same_worked_out_or_remembered(texts, earlier):
+    def words_and_places(vocabulary: symbols._Vocabulary, asked: list[str]) -> list[tuple[str, int]]:
+        ids, at = vocabulary.pairs(asked, symbols.STOPWORDS)
+        return [(vocabulary.words[i], p) for i, p in zip(ids.tolist(), at.tolist())]
+
+    def cold(asked: list[list[str]]) -> tuple[list[list[tuple[str, int]]], list[str]]:
+        saved = dict(symbols._TEXT_WORDS), dict(symbols._TOKEN_WORDS)
+        symbols._TEXT_WORDS.clear()
+        symbols._TOKEN_WORDS.clear()
+        try:
+            vocabulary = symbols._Vocabulary()
+            return [words_and_places(vocabulary, part) for part in asked], vocabulary.words
+        finally:
+            symbols._TEXT_WORDS.clear()
+            symbols._TOKEN_WORDS.clear()
+            symbols._TEXT_WORDS.update(saved[0])
+            symbols._TOKEN_WORDS.update(saved[1])
+
+    cold(["retry_count", "parseConfig(path)"])  # nothing remembered after
+    warm = symbols._Vocabulary()
+    before = words_and_places(warm, earlier)  # some texts and words known before
+    remembered = words_and_places(warm, texts)
+    (_, worked_out), words = cold([earlier, texts])
+    # The same words at the same places, and ids in the order the words are first met.
+    assert remembered == worked_out
+    assert warm.words == words == list(dict.fromkeys(word for word, _ in before + remembered))

@@ -173,6 +173,9 @@ class Tuning:
     #: Distinct identifiers whose split and stemmed words the process keeps (`symbols._Vocabulary`):
     #: each new generation of an index builds its symbol tables again from the same names.
     TOKEN_PARTS_CACHE_ENTRIES: int = 500_000
+    #: Distinct texts (names, signatures, docstrings) whose words the process keeps, for the same
+    #: reason (`symbols._Vocabulary.pairs`).
+    TEXT_WORDS_CACHE_ENTRIES: int = 500_000
     #: `code_coverage` adds each question word's weight to the files of its posting in one pass when
     #: the postings hold at most this many entries per candidate (with the index's file count), and
     #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev

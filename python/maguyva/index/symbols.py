@@ -427,11 +427,16 @@ class WordIndex:
 #: alone, so kept across indexes and their generations (each bounded by
 #: config.TOKEN_PARTS_CACHE_ENTRIES tokens).
 _TOKEN_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
+#: drop set -> text -> the words of its tokens, in order: every generation of an index asks for
+#: the same names, signatures and docstrings but those of the files edited (each bounded by
+#: config.TEXT_WORDS_CACHE_ENTRIES texts).
+_TEXT_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
 
 
 class _Vocabulary:
     """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
-    arrays. The words of each distinct token are worked out once per process."""
+    arrays. The words of each distinct token, and of each text, are worked out once per
+    process."""
 
     _TOKEN = re.compile(r"[\w$]+|\x00")
 
@@ -441,23 +446,17 @@ class _Vocabulary:
 
     def pairs(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """(word ids, text positions) of every word of every text, in order, without the tokens
-        and words in `drop`."""
+        and words in `drop`. Ids are given in the order the words are first met."""
         if not texts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        joined = "\x00".join(texts)
-        if joined.count("\x00") != len(texts) - 1:
-            joined = "\x00".join(t.replace("\x00", " ") for t in texts)
-        tokens = self._TOKEN.findall(joined)
-        distinct = list(dict.fromkeys(tokens))
-        position = {t: p for p, t in enumerate(distinct)}
-        known = _TOKEN_WORDS.get(drop)
-        if known is None or len(known) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
-            known = _TOKEN_WORDS[drop] = {}
-        word_lists = [known.get(t) for t in distinct]
-        for i, words in enumerate(word_lists):
-            if words is None:
-                word_lists[i] = known[distinct[i]] = _token_words(distinct[i], drop)
-        # Ids in the order the words are first met, token by token.
+        known = _TEXT_WORDS.get(drop)
+        if known is None or len(known) > config.current().TEXT_WORDS_CACHE_ENTRIES:
+            known = _TEXT_WORDS[drop] = {}
+        word_lists = list(map(known.get, texts))
+        missing = [i for i, words in enumerate(word_lists) if words is None]
+        if missing:
+            for i, words in zip(missing, _words_of_texts([texts[i] for i in missing], drop, self._TOKEN)):
+                word_lists[i] = known[texts[i]] = words
         flat_words = list(chain.from_iterable(word_lists))  # type: ignore[arg-type]
         ids, vocabulary = self.ids, self.words
         for word in dict.fromkeys(flat_words):
@@ -466,11 +465,30 @@ class _Vocabulary:
                 vocabulary.append(word)
         lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))  # type: ignore[arg-type]
         flat = np.fromiter(map(ids.__getitem__, flat_words), dtype=np.int64, count=len(flat_words))
-        token_ids = np.fromiter(map(position.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        separator = position.get("\x00", -1)
-        text_of_token = np.cumsum(token_ids == separator)
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        return _gather(flat, starts[token_ids], lengths[token_ids]), np.repeat(text_of_token, lengths[token_ids])
+        return flat, np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+
+
+def _words_of_texts(texts: list[str], drop: frozenset[str], token: re.Pattern[str]) -> list[tuple[str, ...]]:
+    """The words of each of `texts`' tokens (`_token_words`), in order."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:
+        joined = "\x00".join(t.replace("\x00", " ") for t in texts)
+    known = _TOKEN_WORDS.get(drop)
+    if known is None or len(known) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
+        known = _TOKEN_WORDS[drop] = {}
+    found: list[tuple[str, ...]] = []
+    words: list[str] = []
+    for part in token.findall(joined):
+        if part == "\x00":
+            found.append(tuple(words))
+            words = []
+            continue
+        parts = known.get(part)
+        if parts is None:
+            parts = known[part] = _token_words(part, drop)
+        words.extend(parts)
+    found.append(tuple(words))
+    return found
 
 
 def _token_words(token: str, drop: frozenset[str]) -> tuple[str, ...]:
