@@ -379,7 +379,7 @@ def fingerprint(root: Path, index_dir: Path, queries: list[str]) -> dict | None:
     with index:
         reader = index.reader
         files = [list(row) for row in sorted(reader.sql("SELECT path, sha256, size FROM files"))]
-        counts = {"symbols": len(reader.symbol_locations), "edges": reader.sql("SELECT count(*) FROM edges")[0][0]}
+        counts = {"symbols": len(reader.symbol_locations), "edges": len(reader.edges)}
         answers = []
         for query in queries:
             answers.append([[h.path, h.start_line, h.end_line] for h in index.search(query, top_k=5).results])

@@ -142,9 +142,23 @@ def test_edge_columns_keep_every_edge_and_sort_as_the_tuples_do():
     edges = [Edge(3, 1, "inherit", 2), Edge(0, 2, "import", 1), Edge(0, 2, "call", 9), Edge(3, 1, "call", 4)]
     columns = EdgeColumns.of(edges)
     assert columns.rows() == [tuple(e) for e in edges]
-    assert EdgeColumns.of_rows([(e.src, e.dst, code, e.line) for e, code in zip(edges, [2, 1, 0, 0])]).rows() == columns.rows()
+    as_codes = np.array([(e.src, e.dst, code, e.line) for e, code in zip(edges, [2, 1, 0, 0])], dtype=np.int64)
+    assert EdgeColumns.of_matrix(as_codes, nodes=4).rows() == columns.rows()
     more = EdgeColumns.of([Edge(0, 2, "call", 3), Edge(1, 0, "call", 1)])
     assert columns.sorted_with(more).rows() == sorted([*map(tuple, edges), (0, 2, "call", 3), (1, 0, "call", 1)])
     assert len(EdgeColumns.of([])) == 0 and EdgeColumns.of([]).rows() == []
-    with pytest.raises(ValueError, match="edge kind"):
-        EdgeColumns.of_rows([(0, 1, len(EDGE_KINDS), 1)])
+
+
+def test_edges_round_trip_as_a_matrix_and_one_out_of_range_is_refused(tmp_path):
+    from maguyva.index import store
+
+    edges = EdgeColumns.of([Edge(0, 3, "call", 7), Edge(1, 0, "import", 1), Edge(2, 1, "inherit", 4)])
+    path = tmp_path / store.EDGES
+    path.write_bytes(store.encode_edges(edges.matrix()))
+    assert EdgeColumns.of_matrix(store.load_edges(path), nodes=4).rows() == edges.rows()
+    with pytest.raises(ValueError, match="past the graph's 3"):
+        EdgeColumns.of_matrix(store.load_edges(path), nodes=3)
+    unknown = edges.matrix().copy()
+    unknown[1, 2] = len(EDGE_KINDS)
+    with pytest.raises(ValueError, match="kind out of range"):
+        EdgeColumns.of_matrix(unknown, nodes=4)

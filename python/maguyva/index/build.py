@@ -594,7 +594,7 @@ class EarlierGraph:
 
 
 #: The parts an update carries rows from, checked before it reads them.
-_RECORD_PARTS = (store.META, store.ROWS, store.ROWS_DELTA, store.CODES, store.CODES_DELTA)
+_RECORD_PARTS = (store.META, store.ROWS, store.ROWS_DELTA, store.CODES, store.CODES_DELTA, store.EDGES)
 
 
 def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] | None = None) -> Previous:
@@ -675,13 +675,6 @@ def _say_damaged(warnings: list[str] | None, err: IndexStoreError) -> None:
 _SYMBOL_COLUMNS = ", ".join(Symbol._fields)
 
 
-#: The edges table as (src, dst, kind code, line) rows; a kind it does not know is NULL, which
-#: fails as damage.
-_EDGE_ROWS = "SELECT src, dst, CASE kind {} END, line FROM edges".format(
-    " ".join(f"WHEN '{kind}' THEN {code}" for code, kind in enumerate(graph.EDGE_KINDS))
-)
-
-
 def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     """The previous generation's files as records to carry over: with their symbols and codes,
     and their segments (`Previous.segments`), where their other rows are."""
@@ -710,10 +703,11 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
         by_file = segments.per_file(SYMBOLS, _SYMBOL_COLUMNS, Symbol._make)
         for record, symbols in zip(records, by_file):
             record.symbols.extend(symbols)
+        symbol_counts = np.diff(order.file_starts[SYMBOLS])
         earlier = EarlierGraph(
             [r.path for r in records],
-            np.diff(order.file_starts[SYMBOLS]),
-            graph.EdgeColumns.of_rows(db.execute(_EDGE_ROWS)),
+            symbol_counts,
+            graph.EdgeColumns.of_matrix(store.load_edges(generation / store.EDGES), len(records) + int(symbol_counts.sum())),
         )
     except BaseException:
         segments.close()
@@ -749,6 +743,7 @@ def write_generation(
     node_count = len(records) + symbol_count
     nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
     (generation / store.NODES).write_bytes(nodes)
+    (generation / store.EDGES).write_bytes(store.encode_edges(edges.matrix()))
 
     order = previous.segments.order if previous is not None and previous.segments is not None else None
     if layered:
@@ -774,7 +769,6 @@ def write_generation(
     db = store.create_database(generation / store.META)
     try:
         _insert_files(db, records, previous)
-        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges.rows())
         store.write_meta(
             db,
             {

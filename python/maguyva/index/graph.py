@@ -13,7 +13,6 @@ is left unlinked rather than linked to every candidate: a wrong edge would misle
 
 from __future__ import annotations
 
-import itertools
 import posixpath
 import re
 from collections import defaultdict, deque
@@ -88,12 +87,18 @@ class EdgeColumns:
         return cls(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
 
     @classmethod
-    def of_rows(cls, rows: Iterable[tuple[int, int, int, int]]) -> EdgeColumns:
-        """Of (src, dst, kind code, line) rows."""
-        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64).reshape(-1, 4)
-        if flat.size and (flat[:, 2].min() < 0 or flat[:, 2].max() >= len(EDGE_KINDS)):
+    def of_matrix(cls, matrix: np.ndarray, nodes: int) -> EdgeColumns:
+        """Of an (edges, 4) matrix of (src, dst, kind code, line) rows (`store.load_edges`);
+        ValueError when a kind or node is out of range (of `nodes`)."""
+        if len(matrix) and (matrix[:, 2].min() < 0 or matrix[:, 2].max() >= len(EDGE_KINDS)):
             raise ValueError("an edge kind out of range")
-        return cls(flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3])
+        if len(matrix) and (matrix[:, :2].min() < 0 or matrix[:, :2].max() >= nodes):
+            raise ValueError(f"an edge names a node past the graph's {nodes}")
+        return cls(*(np.ascontiguousarray(matrix[:, column]) for column in range(4)))
+
+    def matrix(self) -> np.ndarray:
+        """The (edges, 4) matrix `of_matrix` reads."""
+        return np.column_stack(self.columns()).reshape(-1, 4)
 
     def __len__(self) -> int:
         return len(self.src)
@@ -110,7 +115,7 @@ class EdgeColumns:
         return self.src, self.dst, self.kind, self.line
 
     def rows(self) -> list[tuple[int, int, str, int]]:
-        """(src, dst, kind, line) per edge, as the edges table stores them."""
+        """(src, dst, kind name, line) per edge."""
         kinds = np.array(EDGE_KINDS, dtype=object)[self.kind].tolist()
         return list(zip(self.src.tolist(), self.dst.tolist(), kinds, self.line.tolist()))
 

@@ -102,6 +102,8 @@ class IndexReader:
             self.chunk_symbol: list[str | None] = self.segments.column(CHUNKS, "symbol")
             #: Every graph node's PageRank and in-degree: files first, then symbols by id.
             self.node_centrality, self.node_in_degree = store.load_nodes(generation / store.NODES)
+            #: The graph's edges between those nodes.
+            self.edges = graph.EdgeColumns.of_matrix(store.load_edges(generation / store.EDGES), len(self.node_centrality))
             # A chunk's node: the symbol it holds, else its file.
             symbol_ids = self.segments.chunk_symbol_ids()
             chunk_node = np.where(symbol_ids < 0, chunk_file, len(file_rows) + symbol_ids)
@@ -329,7 +331,7 @@ class IndexReader:
 
     @cached_property
     def graph(self) -> graph.DependencyGraph:
-        edges = [graph.Edge(*row) for row in self.sql("SELECT src, dst, kind, line FROM edges")]
+        edges = [graph.Edge(*row) for row in self.edges.rows()]
         return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
 
     def close(self) -> None:

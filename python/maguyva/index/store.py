@@ -6,14 +6,15 @@ An index is a folder:
     CURRENT         the name of the published generation, replaced atomically
     gen-000007/     one immutable generation:
         READERS         held shared (flock) by every process reading this generation
-        meta.sqlite     the generation's own: its walk and counts, its files, the graph's edges
+        meta.sqlite     the generation's own: its walk and counts, its files
         rows.sqlite     the base segment: chunks, symbols, references, code words of every file
-        rows-delta.sqlite  the delta segment: those rows of the files edited since the base
+        rows-delta.sqlite  the delta segment: those rows of the files edited or added since
         text.idx        the trigram index over file contents (its own checksummed format)
         text-delta.idx  the documents edited since text.idx was written, which replace its own
         codes.npy       packed binary embeddings of the base's chunks (memory-mapped when read)
         codes-delta.npy those of the delta's chunks
         nodes.npy       each graph node's PageRank and in-degree (float64, a row per node)
+        edges.npy       the graph's edges: source, destination, kind, line (int64, a row each)
         MANIFEST        size and SHA-256 of each file above, written last
 
 An update writes the delta segment and links the base's files from the previous generation
@@ -73,9 +74,12 @@ CODES_DELTA = "codes-delta.npy"
 #: What is derived from the whole graph, kept apart from the rows of each file, so that an update
 #: copies those rows from the previous generation as they are.
 NODES = "nodes.npy"
+#: The graph's edges as columns (`encode_edges`): written whole by every generation, read whole by
+#: the next update and by the reader, never queried row by row.
+EDGES = "edges.npy"
 MANIFEST = "MANIFEST"
 #: The parts of a generation that MANIFEST vouches for.
-PARTS = (META, ROWS, ROWS_DELTA, TEXT_INDEX, TEXT_DELTA, CODES, CODES_DELTA, NODES)
+PARTS = (META, ROWS, ROWS_DELTA, TEXT_INDEX, TEXT_DELTA, CODES, CODES_DELTA, NODES, EDGES)
 #: Parts whose own format carries a checksum of every byte, which loading them checks: opening
 #: checks only their size against MANIFEST (hashing text.idx again would double the cost of
 #: opening a large index: 90 ms instead of 45 for a 110 MB one).
@@ -98,16 +102,10 @@ CREATE TABLE files (
     roles INTEGER NOT NULL DEFAULT 0,      -- a bit per role (index/roles.py)
     role_names TEXT                        -- JSON {"parts": [...], "versions": [...]}, or NULL
 );
--- Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id,
--- the symbol's id in the generation: `index.segments`); nodes.npy holds each node's PageRank and
--- in-degree (symbols and files that call, import or inherit it).
-CREATE TABLE edges (
-    src INTEGER NOT NULL,
-    dst INTEGER NOT NULL,
-    kind TEXT NOT NULL,              -- call, import, inherit
-    line INTEGER NOT NULL            -- where in the source the dependency is written
-);
 """
+# Graph nodes are numbered files first (node = file id), then symbols (node = files + symbol id,
+# the symbol's id in the generation: `index.segments`); nodes.npy holds each node's PageRank and
+# in-degree (symbols and files that call, import or inherit it), edges.npy the edges.
 
 #: A segment's database (`rows.sqlite`, `rows-delta.sqlite`). Ids are the segment's own, given
 #: file by file in file id order; file ids are the generation's.
@@ -209,9 +207,11 @@ def write_atomically(path: Path, data: bytes) -> None:
 _NPY_MAGIC = b"\x93NUMPY\x01\x00"
 _NPY_HEADER = re.compile(rb"\{'descr': '([|<][a-z]\d)', 'fortran_order': False, 'shape': \((\d+), (\d+)\), \} *\n")
 _NPY_ALIGN = 64
-#: The matrices of a generation: binary codes (bytes), node values (little-endian float64).
+#: The matrices of a generation: binary codes (bytes), node values (little-endian float64),
+#: edges (little-endian int64).
 _CODE_TYPE = "|u1"
 _NODE_TYPE = "<f8"
+_EDGE_TYPE = "<i8"
 
 
 def _encode_npy(matrix: np.ndarray, descr: str) -> bytes:
@@ -274,6 +274,21 @@ def load_nodes(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if matrix.shape[1] != 2:
         raise ValueError(f"holds {matrix.shape[1]} values a node, not 2")
     return np.array(matrix[:, 0]), matrix[:, 1].astype(np.int64)
+
+
+def encode_edges(matrix: np.ndarray) -> bytes:
+    """The graph's edges as the .npy file of an (edges, 4) int64 matrix: a row per edge of its
+    source node, destination node, kind (`graph.EDGE_KINDS` position) and line."""
+    return _encode_npy(np.asarray(matrix, dtype=np.int64).reshape(-1, 4), _EDGE_TYPE)
+
+
+def load_edges(path: Path) -> np.ndarray:
+    """The (edges, 4) int64 matrix `encode_edges` wrote, read into memory; ValueError when the
+    file is not such a matrix."""
+    matrix = _load_npy(path, _EDGE_TYPE)
+    if matrix.shape[1] != 4:
+        raise ValueError(f"holds {matrix.shape[1]} values an edge, not 4")
+    return np.array(matrix)
 
 
 def read_current(index_dir: Path) -> str:

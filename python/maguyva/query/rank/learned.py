@@ -32,6 +32,7 @@ import numpy as np
 from maguyva import config
 from maguyva.errors import RankModelError
 from maguyva.index import roles
+from maguyva.index.graph import EDGE_KINDS
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, coverage_words, split_identifier
 from maguyva.query.classify import Classification
@@ -163,7 +164,8 @@ class FileFacts:
         self.no_language = np.fromiter((f.language is None for f in files), dtype=np.float64, count=len(files))
         self.depth = np.fromiter((min(f.path.count("/"), 8) / 8 for f in files), dtype=np.float64, count=len(files))
         importers: dict[int, set[int]] = {}
-        for src, dst in reader.sql("SELECT src, dst FROM edges WHERE kind = 'import'"):
+        imports = reader.edges[reader.edges.kind == EDGE_KINDS.index("import")]
+        for src, dst in zip(imports.src.tolist(), imports.dst.tolist()):
             if dst < len(files) and src < len(files) and src != dst:
                 importers.setdefault(dst, set()).add(src)
         counts = np.zeros(len(files))

@@ -67,6 +67,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva.index import roles
+from maguyva.index.graph import EDGE_KINDS
 from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import (
@@ -398,9 +399,10 @@ class ImportSources:
 
     def __init__(self, reader: IndexReader):
         files = len(reader.files)
+        imports = reader.edges[reader.edges.kind == EDGE_KINDS.index("import")]
         resolved = {
             (src, line): dst
-            for src, dst, line in reader.sql("SELECT src, dst, line FROM edges WHERE kind = 'import'")
+            for src, dst, line in zip(imports.src.tolist(), imports.dst.tolist(), imports.line.tolist())
             if dst < files  # nodes below the file count are files
         }
         #: name -> [(importing file, line)], and name -> how many of those imports name each file.
