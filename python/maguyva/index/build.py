@@ -24,7 +24,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -1030,11 +1030,22 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     changed = [i for i, r in enumerate(records) if r.earlier_id is None]
     removed = [earlier.paths[old] for old in np.flatnonzero(old_to_new < 0).tolist()]
     added = [records[i].path for i in changed if records[i].path not in previous.records]
-    names = {s.name for i in changed for s in records[i].symbols}
-    names.update(
-        s.name for path in [records[i].path for i in changed] + removed
-        if (before := previous.records.get(path)) is not None for s in before.symbols
-    )  # fmt: skip
+    old_files, new_files = len(earlier.paths), len(records)
+    old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
+    new_first = np.concatenate(([0], np.cumsum([len(r.symbols) for r in records])))
+    # The names whose definitions changed: their callers are resolved again. A changed file's
+    # other definitions keep their places among the same-named ones (what resolution looks at),
+    # so edges into them are carried over, to their new nodes (`moved_symbols`).
+    names = {s.name for path in removed for s in previous.records[path].symbols}
+    moved_symbols: dict[int, int] = {}
+    for i in changed:
+        before = previous.records.get(records[i].path)
+        if before is None or before.earlier_id is None:
+            names.update(s.name for s in records[i].symbols)
+            continue
+        old_base = old_files + int(old_first[before.earlier_id])
+        new_base = new_files + int(new_first[i])
+        names.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
     reached = previous.callers_of(names)
     reached.update(previous.importers_of({t for path in added + removed for t in graph.module_tails(path)}))
     redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
@@ -1042,11 +1053,14 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     if not len(earlier.edges):
         return graph.EdgeColumns.of(resolved)
     # The earlier edges of the files kept, in the new numbering: a file node is its file's new
-    # id, a symbol node moves with its file's first symbol.
+    # id, a symbol node moves with its file's first symbol, or, in a changed file, to the
+    # definition that took its place.
     old = earlier.edges
-    old_files, new_files = len(earlier.paths), len(records)
-    old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
-    new_first = np.concatenate(([0], np.cumsum([len(r.symbols) for r in records])))
+    changed_file = np.zeros(old_files, dtype=bool)
+    for i in changed:
+        before = previous.records.get(records[i].path)
+        if before is not None and before.earlier_id is not None:
+            changed_file[before.earlier_id] = True
 
     def file_of(nodes: np.ndarray) -> np.ndarray:
         owner = np.searchsorted(old_first, nodes - old_files, side="right") - 1
@@ -1056,7 +1070,11 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
         owner = file_of(nodes)
         moved = old_to_new[owner]
         symbol = new_files + new_first[np.maximum(moved, 0)] + (nodes - old_files - old_first[owner])
-        return np.where(moved < 0, -1, np.where(nodes < old_files, moved, symbol))
+        found = np.where(moved < 0, -1, np.where(nodes < old_files, moved, symbol))
+        in_changed = (nodes >= old_files) & changed_file[owner]
+        if np.any(in_changed):
+            found[in_changed] = [moved_symbols.get(node, -1) for node in nodes[in_changed].tolist()]
+        return found
 
     source = old_to_new[file_of(old.src)]
     kept = old[(source >= 0) & ~np.isin(source, np.array(redo, dtype=np.int64))]
@@ -1064,6 +1082,31 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     if np.any(kept.dst < 0):  # an edge kept into a removed file: its caller should have been redone
         raise RuntimeError("an edge carried over leads into a file that was removed")
     return graph.EdgeColumns.of(resolved).sorted_with(kept)
+
+
+def _moved_definitions(
+    before: Sequence[Symbol], after: Sequence[Symbol], old_base: int, new_base: int, moved: dict[int, int]
+) -> set[str]:
+    """The names a file's definitions changed for resolution, `before` and `after` an edit (its
+    symbols in id order; node ids `old_base + i` and `new_base + j`): a name whose definitions
+    differ in number, qualified names, kinds or order by line. Those of the others are paired,
+    in that order, into `moved` (old node -> new node)."""
+
+    def by_name(symbols: Sequence[Symbol]) -> dict[str, list[tuple[int, int, str, str]]]:
+        found: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
+        for position, s in enumerate(symbols):
+            found[s.name].append((s.start_line, position, s.qualified_name, s.kind))
+        return found
+
+    old, new = by_name(before), by_name(after)
+    differ: set[str] = set()
+    for name in old.keys() | new.keys():
+        was, now = sorted(old.get(name, ())), sorted(new.get(name, ()))
+        if [(q, k) for _, _, q, k in was] != [(q, k) for _, _, q, k in now]:
+            differ.add(name)
+            continue
+        moved.update((old_base + a[1], new_base + b[1]) for a, b in zip(was, now))
+    return differ
 
 
 def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
