@@ -84,3 +84,12 @@ def test_a_conventional_test_name_is_a_test_name_in_the_broad_reading_too():
         assert roles.is_test_path(f"src/{name}") and not roles.is_secondary_path(f"src/{name}", "rust")
     assert roles.is_test_path("src/ledger_test.go") and roles.is_secondary_path("src/ledger_test.go", "go")
     assert not roles.is_test_path("src/contest.py") and not roles.is_secondary_path("src/contest.py", "python")
+
+
+def test_a_path_remembered_still_takes_the_tuning_in_use():
+    path = "third_party/kiln/firing.py"
+    assert roles.path_demotion(path) == config.current().VENDORED_DEMOTION < 1.0
+    with config.using(config.DEFAULT.but(VENDORED_DEMOTION=0.25)):
+        assert roles.path_demotion(path) == 0.25  # the path's mark is kept, the number is not
+    assert roles.path_demotion("kiln/firing.py") == 1.0 and not roles.is_test_path("kiln/firing.py")
+    assert roles.is_test_path("kiln/tests/firing.py") and roles.is_test_path("kiln/tests/firing.py")

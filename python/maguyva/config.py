@@ -176,6 +176,9 @@ class Tuning:
     #: Distinct texts (names, signatures, docstrings) whose words the process keeps, for the same
     #: reason (`symbols._Vocabulary.pairs`).
     TEXT_WORDS_CACHE_ENTRIES: int = 500_000
+    #: Paths whose marks (vendored, test) the process keeps (`roles._path_marks`): a generation
+    #: whose paths changed derives the files' roles and ranks again from every path.
+    PATH_MARKS_CACHE_ENTRIES: int = 1_000_000
     #: `code_coverage` adds each question word's weight to the files of its posting in one pass when
     #: the postings hold at most this many entries per candidate (with the index's file count), and
     #: otherwise looks each candidate up in each posting: a pass is 5 times quicker on the dev

@@ -80,18 +80,33 @@ _WINDOWS_SUFFIX = re.compile(r"^(?P<base>.+)_windows$")
 _PLATFORM_SUFFIX = re.compile(r"^(?P<base>.+)_(?:unix|posix|linux|darwin|bsd|freebsd|openbsd|netbsd|solaris|aix)$")
 
 
+#: path -> (vendored, built or generated; test code): of the path alone, so kept for the process
+#: (up to config.PATH_MARKS_CACHE_ENTRIES paths): a generation whose paths changed asks again for
+#: every path's, through the roles and the symbol ranking.
+_PATH_MARKS: dict[str, tuple[bool, bool]] = {}
+
+
+def _path_marks(path: str) -> tuple[bool, bool]:
+    found = _PATH_MARKS.get(path)
+    if found is None:
+        if len(_PATH_MARKS) >= config.current().PATH_MARKS_CACHE_ENTRIES:
+            _PATH_MARKS.clear()
+        *folders, name = path.split("/")
+        lowered = [folder.lower() for folder in folders]
+        demoted = any(folder in _DEMOTED_FOLDERS for folder in lowered) or bool(_DEMOTED_NAMES.search(name))
+        test = any(folder in _TEST_FOLDERS for folder in lowered) or bool(ANY_TEST_NAME.search(name))
+        found = _PATH_MARKS[path] = (demoted, test)
+    return found
+
+
 def path_demotion(path: str) -> float:
     """config.VENDORED_DEMOTION for vendored, built or generated code (a relative, '/'-separated path), else 1."""
-    *folders, name = path.split("/")
-    if any(folder.lower() in _DEMOTED_FOLDERS for folder in folders):
-        return config.current().VENDORED_DEMOTION
-    return config.current().VENDORED_DEMOTION if _DEMOTED_NAMES.search(name) else 1.0
+    return config.current().VENDORED_DEMOTION if _path_marks(path)[0] else 1.0
 
 
 def is_test_path(path: str) -> bool:
     """Whether a relative '/'-separated path is test code by the usual conventions."""
-    *folders, name = path.split("/")
-    return any(f.lower() in _TEST_FOLDERS for f in folders) or bool(ANY_TEST_NAME.search(name))
+    return _path_marks(path)[1]
 
 
 def is_secondary_path(path: str, language: str | None) -> bool:
