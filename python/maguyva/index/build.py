@@ -543,11 +543,31 @@ class Previous:
         (a component of the path it names, `graph.import_parts`)."""
         if not tails or self.segments is None or self.graph is None:
             return set()
-        paths = self.graph.paths
-        rows = self.segments.rows_where(REFS, "file_id, name", "kind = 'import'")
-        return {
-            file_id for _, file_id, name in rows if not tails.isdisjoint(graph.import_parts(name, paths[file_id]))
-        }
+        paths, segments = self.graph.paths, self.segments
+        order = segments.order
+
+        def by_part(columns: list[list[Any]]) -> dict[str, np.ndarray]:
+            # Of the base's own rows: a base file's path never changes (a renamed file is another
+            # file), so the files live when this is made give their paths for good.
+            found: defaultdict[str, set[int]] = defaultdict(set)
+            for stored, kind, name in zip(*columns):
+                now = int(order.base_files[stored]) if order.mapped else stored
+                if kind == "import" and now >= 0:
+                    for part in graph.import_parts(name, paths[now]):
+                        found[part].add(stored)
+            return {part: np.array(sorted(ids), dtype=np.int64) for part, ids in found.items()}
+
+        parts = segments.base_derived("importers by part", by_part, REFS, ["file_id", "kind", "name"])
+        hits = [ids for tail in tails if (ids := parts.get(tail)) is not None]
+        importers = order.map_base_files(np.unique(np.concatenate(hits))) if hits else np.zeros(0, dtype=np.int64)
+        importers = importers[importers >= 0]
+        found = set(importers[~order.in_delta[importers]].tolist())
+        found.update(
+            file_id
+            for file_id, name in segments.delta_rows_where(REFS, "file_id, name", "kind = 'import'")
+            if not tails.isdisjoint(graph.import_parts(name, paths[file_id]))
+        )
+        return found
 
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""

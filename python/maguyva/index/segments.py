@@ -290,6 +290,16 @@ class Segments:
         rows = read(names)
         return [list(column) for column in zip(*rows)] if rows else [[] for _ in names]
 
+    def base_derived(self, key: object, make: Callable[[list[list[Any]]], Any], table: int, names: list[str]) -> Any:
+        """`make(columns)` of the base's columns `names` of `table` as stored (the base's own file
+        ids), made once while the base is kept (`BaseColumns.derived`): `make` must depend on
+        nothing else that an edit can change."""
+        return self._kept.derived(key, lambda: make(self._base_columns(table, names)))
+
+    def delta_rows_where(self, table: int, columns: str, where: str) -> list[tuple[Any, ...]]:
+        """`columns` of the delta's rows of `table` meeting `where` (file ids the generation's)."""
+        return self._all(self.delta, f"SELECT {columns} FROM {TABLES[table]} WHERE {where} ORDER BY id")
+
     def _delta_column(self, table: int, name: str) -> list[Any]:
         return [row[0] for row in self._all(self.delta, f"SELECT {name} FROM {TABLES[table]} ORDER BY id")]
 
