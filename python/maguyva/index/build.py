@@ -772,7 +772,7 @@ def write_generation(
         for name in (store.ROWS, store.CODES):
             _link_or_copy(previous.generation / name, generation / name)
         held = [i for i, r in enumerate(records) if r.earlier_id is None or order.in_delta[r.earlier_id]]
-        base_files = _base_files(order, previous.graph.paths, records)
+        base_files = _base_files_now(order, previous.graph.paths, records)
         write_segment(
             generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims, base_files
         )
@@ -807,7 +807,7 @@ def write_generation(
     return counts
 
 
-def _base_files(order: SegmentOrder, paths: list[str], records: list[FileRecord]) -> np.ndarray | None:
+def _base_files_now(order: SegmentOrder, paths: list[str], records: list[FileRecord]) -> np.ndarray | None:
     """The id among `records` of each file of the base that the previous generation (files
     `paths`, segments in `order`) was laid over, -1 for one gone; None when they are its own."""
     if not order.mapped and paths == [r.path for r in records]:
@@ -1058,11 +1058,13 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     # so edges into them are carried over, to their new nodes (`moved_symbols`).
     names = {s.name for path in removed for s in previous.records[path].symbols}
     moved_symbols: dict[int, int] = {}
+    changed_file = np.zeros(old_files, dtype=bool)  # earlier files changed, still present
     for i in changed:
         before = previous.records.get(records[i].path)
         if before is None or before.earlier_id is None:
             names.update(s.name for s in records[i].symbols)
             continue
+        changed_file[before.earlier_id] = True
         old_base = old_files + int(old_first[before.earlier_id])
         new_base = new_files + int(new_first[i])
         names.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
@@ -1076,11 +1078,6 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     # id, a symbol node moves with its file's first symbol, or, in a changed file, to the
     # definition that took its place.
     old = earlier.edges
-    changed_file = np.zeros(old_files, dtype=bool)
-    for i in changed:
-        before = previous.records.get(records[i].path)
-        if before is not None and before.earlier_id is not None:
-            changed_file[before.earlier_id] = True
 
     def file_of(nodes: np.ndarray) -> np.ndarray:
         owner = np.searchsorted(old_first, nodes - old_files, side="right") - 1

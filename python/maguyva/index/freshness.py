@@ -14,7 +14,6 @@ content has been seen to match at a time their mtime lies safely in the past.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import sqlite3
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from maguyva._core import read_files, walk
-from maguyva.index import store
+from maguyva.index import gc_pause, store
 from maguyva.index.reader import IndexReader
 from maguyva.index.store import RACY_WINDOW_NS
 
@@ -151,16 +150,10 @@ class FreshnessCheck:
         # The walk creates a few objects per file, all freed by reference counting; left on, the
         # cyclic collector would run several times meanwhile, each pass over every object of
         # the process (a loaded index holds hundreds of thousands), and cost more than the walk.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_pause.paused():
             walked, skipped = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
             self.last_walk = Walk(self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets)
-            changes = self.compare(walked, started)
-        finally:
-            if collecting:
-                gc.enable()
-        return changes
+            return self.compare(walked, started)
 
     def compare(self, walked: list[tuple[str, int, int]], started: float | None = None) -> Changes:
         """How the files a walk found (path, size, mtime_ns) differ from the index; `started`

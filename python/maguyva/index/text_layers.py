@@ -177,15 +177,15 @@ class LayeredTextIndex:
                 return found
             terms_found, chunks, counts = found
             live = ~self.replaced[chunk_start_key[chunks.astype(np.int64)] >> 32]
+            terms_found, chunks, counts = terms_found[live], chunks[live], counts[live]
         else:
             base_keys, base_offsets, chunk_ids = self._base_layout(chunk_start_key, file_chunk_offsets)
             terms_found, chunks, counts = self.base.chunk_line_counts(terms, case_insensitive, base_keys, base_offsets)
             chunks = chunk_ids[chunks.astype(np.int64)].astype(chunks.dtype)
             if not self.delta_docs:
-                return terms_found, chunks, counts
-            live = np.ones(len(chunks), dtype=bool)  # only live documents' chunks are in the view
+                return terms_found, chunks, counts  # the view holds live documents' chunks only
         more = self.delta.chunk_line_counts(terms, case_insensitive, chunk_start_key, file_chunk_offsets)
-        merged = [np.concatenate([part[live], extra]) for part, extra in zip((terms_found, chunks, counts), more)]
+        merged = [np.concatenate([part, extra]) for part, extra in zip((terms_found, chunks, counts), more)]
         order = np.lexsort((merged[1], merged[0]))
         return tuple(part[order] for part in merged)
 
