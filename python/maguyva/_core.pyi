@@ -143,6 +143,21 @@ def chunk_term_table(
     (chunks, width) table of their counts (a pair given twice adds up); ValueError for a term
     or chunk out of range or columns of different lengths."""
 
+# BM25 -------------------------------------------------------------------------------------------
+
+def bm25_scores(
+    tf: npt.NDArray[np.float64],
+    lengths: npt.NDArray[np.float64],
+    term_weights: npt.NDArray[np.float64],
+    k1: float,
+    b: float,
+    mean_length: float,
+) -> npt.NDArray[np.float64]:
+    """The BM25 score of each row of `tf` (rows x terms, C order): `lengths` per row,
+    `term_weights` per term (its weight times its idf), `mean_length` of the whole collection;
+    the same floats as numpy's `(w * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)`.
+    ValueError for a table whose shape does not match."""
+
 # Names of code ------------------------------------------------------------------------------
 
 def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:

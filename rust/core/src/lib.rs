@@ -6,6 +6,7 @@
 //!   from posting-list intersections and verified against the stored bytes.
 //! - [`fusion`]: weighted Reciprocal Rank Fusion of several ranked lists with a centrality boost,
 //!   path demotion and per-file deduplication.
+//! - [`bm25`]: BM25 scores of the rows of a term-frequency table (the text modality's chunks).
 //! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
 //!   the signs kept as bits.
 //! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
@@ -60,6 +61,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bm25;
 pub mod embed;
 mod error;
 pub mod fusion;

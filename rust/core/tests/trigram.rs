@@ -1,6 +1,6 @@
 //! The trigram index against a naive reference scan, across serialization, and on damaged input.
 
-use maguyva_core::trigram::{LiteralMatch, TermCounts, TrigramIndex, BINARY_PROBE_LEN};
+use maguyva_core::trigram::{count_by_chunk, ChunkLayout, LiteralMatch, TermCounts, TrigramIndex, BINARY_PROBE_LEN};
 use maguyva_core::Error;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -87,6 +87,26 @@ fn check_against_reference(index: &TrigramIndex, docs: &[(u32, Vec<u8>)], litera
     let got = index.search_each(&each).expect("search_each");
     let want: Vec<Vec<LiteralMatch>> = each.iter().map(|&(l, ci)| reference_search(docs, l, ci)).collect();
     assert_eq!(got, want, "search_each of {literals:?}");
+    // Counted by chunk (a chunk every other line of every document) as the listed matches are.
+    let (keys, offsets) = every_other_line(docs);
+    let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
+    let counted = index.chunk_line_counts(&each, layout).expect("chunk_line_counts");
+    assert_eq!(counted, count_by_chunk(&want, layout).expect("count_by_chunk"), "chunk_line_counts of {literals:?}");
+}
+
+/// A chunk layout of `docs` (by id, any id up to the largest) with a chunk starting at every
+/// other line of each document.
+fn every_other_line(docs: &[(u32, Vec<u8>)]) -> (Vec<i64>, Vec<i64>) {
+    let last = docs.iter().map(|(id, _)| *id as usize + 1).max().unwrap_or(0);
+    let (mut keys, mut offsets) = (Vec::new(), vec![0i64]);
+    for id in 0..last {
+        if let Some((_, doc)) = docs.iter().find(|(d, _)| *d as usize == id) {
+            let lines = doc.iter().filter(|&&b| b == b'\n').count() as i64 + 1;
+            keys.extend((1..=lines).step_by(2).map(|line| ((id as i64) << 32) + line));
+        }
+        offsets.push(keys.len() as i64);
+    }
+    (keys, offsets)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod bm25;
 mod embed;
 mod error;
 mod fusion;
@@ -20,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fusion::register(m)?;
     walk::register(m)?;
     embed::register(m)?;
+    bm25::register(m)?;
     names::register(m)?;
     Ok(())
 }

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from maguyva import config
-from maguyva._core import chunk_term_table
-from maguyva.index.reader import IndexReader
+from maguyva._core import bm25_scores, chunk_term_table
+from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
 from maguyva.query.retrievers.base import Candidate, Query
@@ -73,13 +73,11 @@ class TextRetriever:
             ids, tf = _by_chunk_counts(reader, terms)
         if len(ids) == 0:
             return []
-        document_frequency = (tf > 0).sum(axis=0)
+        document_frequency = np.count_nonzero(tf, axis=0)
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
-        all_lengths = reader.chunk_lines
         k1, b = config.current().BM25_K1, config.current().BM25_B
-        norm = k1 * (1 - b + b * all_lengths[ids] / max(float(all_lengths.mean()), 1.0))
-        scores = (weights * idf * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)
+        scores = bm25_scores(tf, reader.chunk_lines[ids], weights * idf, k1, b, _mean_chunk_lines(reader))
         _definitions_first(reader, query, ids, scores)
         order = best_first(ids, scores, limit)
         spans = _matching_lines(chunks, lines, ids[order]) if query.line_spans else {}
@@ -94,6 +92,12 @@ class TextRetriever:
         if query.literal is not None:
             return [Term(query.literal, True, 1.0)]
         return query_terms(query.text)
+
+
+@per_reader
+def _mean_chunk_lines(reader: IndexReader) -> float:
+    """BM25's mean chunk length, in lines, over the whole index (at least 1)."""
+    return max(float(reader.chunk_lines.mean()), 1.0)
 
 
 def best_first(ids: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:

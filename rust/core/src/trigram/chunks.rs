@@ -2,6 +2,9 @@
 //! needs, without handing every matching line back to the caller (a common word matches
 //! millions of lines of a large repository; the chunk-term pairs they fall in are far fewer).
 
+use rayon::prelude::*;
+
+use super::query::LiteralPlan;
 use super::{LiteralMatch, TrigramIndex};
 use crate::{Error, Result};
 
@@ -30,53 +33,107 @@ pub struct ChunkCounts {
 
 impl TrigramIndex {
     /// For each of `terms` (literal, case-insensitive), how many of the lines holding it each
-    /// chunk of `layout` holds. Lines of a document without chunks are not counted.
+    /// chunk of `layout` holds. Lines of a document without chunks are not counted. The terms
+    /// are counted side by side, each document's lines as they are found: no term's matches
+    /// are ever listed whole.
     pub fn chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
-        let per_term = self.search_each(terms)?;
-        count_by_chunk(&per_term, layout)
+        let per_term: Vec<Vec<(u32, u32)>> =
+            terms.par_iter().map(|&(literal, fold)| self.term_chunk_counts(literal, fold, layout)).collect::<Result<_>>()?;
+        let mut out = ChunkCounts::default();
+        for (term, pairs) in per_term.iter().enumerate() {
+            for &(chunk, count) in pairs {
+                push(&mut out, term as u32, chunk, count);
+            }
+        }
+        Ok(out)
+    }
+
+    /// (chunk, count) of one term, by ascending chunk.
+    fn term_chunk_counts(&self, literal: &[u8], case_insensitive: bool, layout: ChunkLayout<'_>) -> Result<Vec<(u32, u32)>> {
+        let mut counter = ChunkCounter::new(layout);
+        match self.plan_literal(literal, case_insensitive)? {
+            LiteralPlan::Nothing => {}
+            LiteralPlan::Words(words) => {
+                let mut failed = None;
+                self.for_each_word_match(&words, true, |ordinal, _, lines| {
+                    if failed.is_none() {
+                        failed = counter.add(self.id_at(ordinal as usize), lines).err();
+                    }
+                })?;
+                if let Some(error) = failed {
+                    return Err(error);
+                }
+            }
+            LiteralPlan::Verify(candidates) => {
+                for m in self.verify(literal, case_insensitive, &candidates)? {
+                    counter.add(m.doc_id, &m.lines)?;
+                }
+            }
+        }
+        Ok(counter.pairs)
     }
 }
 
 /// [`TrigramIndex::chunk_line_counts`] of matches already found (`per_term[t]`: term t's, by
 /// document, each with its sorted lines).
 pub fn count_by_chunk(per_term: &[Vec<LiteralMatch>], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
-    let documents = layout.file_offsets.len().saturating_sub(1);
     let mut out = ChunkCounts::default();
     for (term, matches) in per_term.iter().enumerate() {
+        let mut counter = ChunkCounter::new(layout);
         for m in matches {
-            let doc = m.doc_id as usize;
-            if doc >= documents {
-                return Err(Error::InvalidArgument(format!("document {doc} is not in the chunk layout of {documents} documents")));
-            }
-            let (first, end) = (layout.file_offsets[doc], layout.file_offsets[doc + 1]);
-            if first >= end || first < 0 || end as usize > layout.start_key.len() {
-                continue; // no chunk holds this document's lines
-            }
-            let starts = &layout.start_key[first as usize..end as usize];
-            // Lines ascend, so the chunk holding each is at or after the previous line's.
-            let mut at = 0usize;
-            let mut run: Option<(u32, u32)> = None;
-            for &line in &m.lines {
-                let key = ((doc as i64) << 32) + i64::from(line);
-                while at + 1 < starts.len() && starts[at + 1] <= key {
-                    at += 1;
-                }
-                let chunk = (first as usize + at) as u32;
-                run = match run {
-                    Some((c, n)) if c == chunk => Some((c, n + 1)),
-                    Some((c, n)) => {
-                        push(&mut out, term as u32, c, n);
-                        Some((chunk, 1))
-                    }
-                    None => Some((chunk, 1)),
-                };
-            }
-            if let Some((c, n)) = run {
-                push(&mut out, term as u32, c, n);
-            }
+            counter.add(m.doc_id, &m.lines)?;
+        }
+        for (chunk, count) in counter.pairs {
+            push(&mut out, term as u32, chunk, count);
         }
     }
     Ok(out)
+}
+
+/// One term's lines counted by the chunk holding each, a document at a time.
+struct ChunkCounter<'a> {
+    layout: ChunkLayout<'a>,
+    documents: usize,
+    pairs: Vec<(u32, u32)>,
+}
+
+impl<'a> ChunkCounter<'a> {
+    fn new(layout: ChunkLayout<'a>) -> Self {
+        ChunkCounter { layout, documents: layout.file_offsets.len().saturating_sub(1), pairs: Vec::new() }
+    }
+
+    /// Counts the sorted `lines` of document `doc`.
+    fn add(&mut self, doc_id: u32, lines: &[u32]) -> Result<()> {
+        let (doc, layout) = (doc_id as usize, self.layout);
+        if doc >= self.documents {
+            return Err(Error::InvalidArgument(format!("document {doc} is not in the chunk layout of {} documents", self.documents)));
+        }
+        let (first, end) = (layout.file_offsets[doc], layout.file_offsets[doc + 1]);
+        if first >= end || first < 0 || end as usize > layout.start_key.len() {
+            return Ok(()); // no chunk holds this document's lines
+        }
+        let starts = &layout.start_key[first as usize..end as usize];
+        // Lines ascend, so the chunk holding each is at or after the previous line's.
+        let mut at = 0usize;
+        let mut run: Option<(u32, u32)> = None;
+        for &line in lines {
+            let key = ((doc as i64) << 32) + i64::from(line);
+            while at + 1 < starts.len() && starts[at + 1] <= key {
+                at += 1;
+            }
+            let chunk = (first as usize + at) as u32;
+            run = match run {
+                Some((c, n)) if c == chunk => Some((c, n + 1)),
+                Some(done) => {
+                    self.pairs.push(done);
+                    Some((chunk, 1))
+                }
+                None => Some((chunk, 1)),
+            };
+        }
+        self.pairs.extend(run);
+        Ok(())
+    }
 }
 
 /// (term, chunk, count) triples as a table with a row per chunk: the chunks holding any term,
@@ -172,6 +229,30 @@ mod tests {
         assert_eq!(counts.terms, [0, 0, 0, 1, 1, 1]);
         assert_eq!(counts.chunks, [0, 1, 3, 0, 1, 3]);
         assert_eq!(counts.counts, [1, 2, 1, 1, 2, 1]);
+    }
+
+    #[test]
+    fn terms_answered_from_word_postings_count_as_their_listed_matches() {
+        // Long documents with few occurrences, so that "return" is answered from its words'
+        // postings ("return", "returns", both on one line of some documents); "return " (with a
+        // byte no word holds) by verification.
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(40);
+        let doc = |i: usize| {
+            let twice = if i % 3 == 0 { "return returns\n" } else { "\n" };
+            format!("fn f{i}() {{\n    return x;\n}}\n// returns\n{filler}{twice}").into_bytes()
+        };
+        let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
+        let candidates = index.candidates(b"return").unwrap();
+        assert!(index.words_worth_reading(b"return", true, &candidates).is_some());
+        let chunks: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 4), (d, 30)]).collect();
+        let (keys, offsets) = layout_of(&chunks, 200);
+        let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
+        let terms: [(&[u8], bool); 3] = [(b"return", true), (b"return ", false), (b"gamma", false)];
+        let listed = index.search_each(&terms).unwrap();
+        let counted = index.chunk_line_counts(&terms, layout).unwrap();
+        assert_eq!(counted, count_by_chunk(&listed, layout).unwrap());
+        // Document 0: lines 2 and 4 in chunks 0 and 1, then line 46 ("return returns", once).
+        assert_eq!((counted.chunks[..3].to_vec(), counted.counts[..3].to_vec()), (vec![0, 1, 2], vec![1, 1, 1]));
     }
 
     #[test]

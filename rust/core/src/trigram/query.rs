@@ -148,6 +148,16 @@ fn literal_trigrams(literal: &[u8]) -> Vec<u32> {
     keys
 }
 
+/// How a literal is answered ([`TrigramIndex::plan_literal`]).
+pub(crate) enum LiteralPlan {
+    /// No document can hold it.
+    Nothing,
+    /// From the posting lists of these (word, occurrences of the literal in it).
+    Words(Vec<(u32, u32)>),
+    /// By reading these candidate documents (ordinals).
+    Verify(Vec<u32>),
+}
+
 impl TrigramIndex {
     /// Ordinals of the documents that may contain `literal` (any case), ascending.
     pub(crate) fn candidates(&self, literal: &[u8]) -> Result<Vec<u32>> {
@@ -181,23 +191,33 @@ impl TrigramIndex {
         self.corrupt(malformed.reason().to_string())
     }
 
-    /// Verified matches of `literal` with line numbers, by ascending doc id.
-    pub(crate) fn search_literal(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
+    /// How `literal` is to be answered: from nothing, from the posting lists of the words
+    /// holding it, or by verifying the documents its trigrams allow.
+    pub(crate) fn plan_literal(&self, literal: &[u8], case_insensitive: bool) -> Result<LiteralPlan> {
         if literal.is_empty() {
             return Err(Error::InvalidArgument("the search literal is empty".to_string()));
         }
         let candidates = self.candidates(literal)?;
         if candidates.is_empty() {
-            return Ok(Vec::new());
+            return Ok(LiteralPlan::Nothing);
         }
-        if let Some(words) = self.words_worth_reading(literal, case_insensitive, &candidates) {
-            let matches = self.word_matches(&words, true)?;
-            return Ok(matches
+        Ok(match self.words_worth_reading(literal, case_insensitive, &candidates) {
+            Some(words) => LiteralPlan::Words(words),
+            None => LiteralPlan::Verify(candidates),
+        })
+    }
+
+    /// Verified matches of `literal` with line numbers, by ascending doc id.
+    pub(crate) fn search_literal(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
+        match self.plan_literal(literal, case_insensitive)? {
+            LiteralPlan::Nothing => Ok(Vec::new()),
+            LiteralPlan::Words(words) => Ok(self
+                .word_matches(&words, true)?
                 .into_iter()
                 .map(|(ordinal, count, lines)| LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
-                .collect());
+                .collect()),
+            LiteralPlan::Verify(candidates) => self.verify(literal, case_insensitive, &candidates),
         }
-        self.verify(literal, case_insensitive, &candidates)
     }
 
     /// Verified matches of `literal`, never from word postings.
@@ -210,7 +230,7 @@ impl TrigramIndex {
     }
 
     /// The matches of `literal` among `candidates`, by reading each of them.
-    fn verify(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32]) -> Result<Vec<LiteralMatch>> {
+    pub(crate) fn verify(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32]) -> Result<Vec<LiteralMatch>> {
         let matcher = Matcher::new(literal, case_insensitive)?;
         // With SIMD, matches and their lines come from one pass (`scan`); case-insensitively, it
         // needs no lowercased copy of the document.
@@ -295,7 +315,7 @@ impl TrigramIndex {
     /// The words holding `literal` (with its occurrences in each) when reading their postings
     /// is cheaper than verifying `candidates`; `None` when verification is the better way or
     /// word postings cannot answer `literal`.
-    fn words_worth_reading(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32]) -> Option<Vec<(u32, u32)>> {
+    pub(crate) fn words_worth_reading(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32]) -> Option<Vec<(u32, u32)>> {
         if !words::answerable(literal) || self.layout.words == 0 {
             return None;
         }
@@ -347,6 +367,14 @@ impl TrigramIndex {
     /// The matches of a literal from the posting lists of the words holding it: (ordinal,
     /// count, lines) by ascending ordinal, lines left empty unless `with_lines`.
     fn word_matches(&self, words: &[(u32, u32)], with_lines: bool) -> Result<Vec<(u32, u32, Vec<u32>)>> {
+        let mut matches = Vec::new();
+        self.for_each_word_match(words, with_lines, |ordinal, count, lines| matches.push((ordinal, count, lines.to_vec())))?;
+        Ok(matches)
+    }
+
+    /// [`word_matches`](Self::word_matches) handed to `each` one document at a time, by
+    /// ascending ordinal, its lines in a buffer reused for the next: no allocation per document.
+    pub(crate) fn for_each_word_match(&self, words: &[(u32, u32)], with_lines: bool, mut each: impl FnMut(u32, u32, &[u32])) -> Result<()> {
         let decoded: Vec<DecodedWord> = words
             .par_iter()
             .map(|&(word, occurrences)| self.decode_word(word as usize, occurrences, with_lines))
@@ -373,38 +401,36 @@ impl TrigramIndex {
         }
         let mut lines = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
-        Ok(entries
-            .chunk_by(|a, b| a.0 == b.0)
-            .map(|group| {
-                let count: u64 = group.iter().map(|&(_, w, i)| decoded[w as usize].counts[i as usize]).sum();
-                lines.clear();
-                if group.len() == 1 {
-                    let (_, w, i) = group[0];
-                    lines.extend_from_slice(decoded[w as usize].lines_of(i as usize));
-                } else {
-                    // Several words' ascending lines, merged without duplicates through a bitmap
-                    // of the document's lines (cheaper than sorting them: a line holds many
-                    // words that contain a short literal).
-                    let last = group.iter().filter_map(|&(_, w, i)| decoded[w as usize].lines_of(i as usize).last()).max();
-                    let words = last.map_or(0, |&line| line as usize / 64 + 1);
-                    seen.clear();
-                    seen.resize(words, 0);
-                    for &(_, w, i) in group {
-                        for &line in decoded[w as usize].lines_of(i as usize) {
-                            seen[line as usize / 64] |= 1 << (line % 64);
-                        }
-                    }
-                    for (at, &word) in seen.iter().enumerate() {
-                        let mut rest = word;
-                        while rest != 0 {
-                            lines.push((at * 64) as u32 + rest.trailing_zeros());
-                            rest &= rest - 1;
-                        }
-                    }
+        for group in entries.chunk_by(|a, b| a.0 == b.0) {
+            let count: u64 = group.iter().map(|&(_, w, i)| decoded[w as usize].counts[i as usize]).sum();
+            if group.len() == 1 {
+                let (_, w, i) = group[0];
+                each(group[0].0, saturate(count as usize), decoded[w as usize].lines_of(i as usize));
+                continue;
+            }
+            // Several words' ascending lines, merged without duplicates through a bitmap of the
+            // document's lines (cheaper than sorting them: a line holds many words that contain
+            // a short literal).
+            lines.clear();
+            let last = group.iter().filter_map(|&(_, w, i)| decoded[w as usize].lines_of(i as usize).last()).max();
+            let bitmap_words = last.map_or(0, |&line| line as usize / 64 + 1);
+            seen.clear();
+            seen.resize(bitmap_words, 0);
+            for &(_, w, i) in group {
+                for &line in decoded[w as usize].lines_of(i as usize) {
+                    seen[line as usize / 64] |= 1 << (line % 64);
                 }
-                (group[0].0, saturate(count as usize), lines.clone())
-            })
-            .collect())
+            }
+            for (at, &word) in seen.iter().enumerate() {
+                let mut rest = word;
+                while rest != 0 {
+                    lines.push((at * 64) as u32 + rest.trailing_zeros());
+                    rest &= rest - 1;
+                }
+            }
+            each(group[0].0, saturate(count as usize), &lines);
+        }
+        Ok(())
     }
 
     /// Decodes the posting list of `word`, which holds the literal `occurrences` times.
