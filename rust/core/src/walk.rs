@@ -190,8 +190,23 @@ pub fn walk(root: &Path, options: &WalkOptions) -> Result<WalkReport> {
         })
     });
     let mut report = report.into_inner().unwrap_or_else(|e| e.into_inner());
-    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    report.files.sort_by_cached_key(|file| path_order_key(&file.path));
     Ok(report)
+}
+
+/// A key whose byte order is `Path`'s order of relative paths, component by component: the
+/// path's bytes with each separator made 0, a byte no name holds, so that "a/b" sorts before
+/// "a-b" as its component "a" does. Comparing paths component by component was a sixth of the
+/// walk of a large tree.
+fn path_order_key(path: &Path) -> Vec<u8> {
+    let mut key = Vec::with_capacity(path.as_os_str().len());
+    for (i, component) in path.components().enumerate() {
+        if i > 0 {
+            key.push(0);
+        }
+        key.extend_from_slice(component.as_os_str().as_encoded_bytes());
+    }
+    key
 }
 
 fn builder(root: &Path, options: &WalkOptions) -> ignore::WalkBuilder {
@@ -312,6 +327,26 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn the_order_key_sorts_as_paths_do() {
+        // Every path of up to three components over names that sort around the separator.
+        let names = ["a", "a-b", "a.b", "a\u{1}", "ab", "b", "A", "é"];
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for x in names {
+            paths.push(PathBuf::from(x));
+            for y in names {
+                paths.push(Path::new(x).join(y));
+                for z in ["a", "a-b", "ab"] {
+                    paths.push(Path::new(x).join(y).join(z));
+                }
+            }
+        }
+        let mut by_path = paths.clone();
+        by_path.sort();
+        paths.sort_by_cached_key(|p| path_order_key(p));
+        assert_eq!(paths, by_path);
+    }
 
     fn write(root: &Path, rel: &str, content: &[u8]) {
         let path = root.join(rel);
