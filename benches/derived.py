@@ -64,12 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+_LOOKUPS = ("by_name", "by_lower", "by_qualified", "by_lower_qualified", "by_tail")
+
+
 def _digest(table: object) -> str:
     words = table.words()  # type: ignore[attr-defined]
     parts = (
         table.vocabulary.words, table.name_pairs.tobytes(), table.name_word_count.tobytes(),  # type: ignore[attr-defined]
         sorted((word, ids.tobytes()) for word, ids in table.by_word.items()), table.tie_break,  # type: ignore[attr-defined]
         words.symbols.tobytes(), words.values.tobytes(), words.offsets.tobytes(), sorted(words.ids.items()),
+        # The lookups by name, in key order and id order (dicts of lists or `IdGroups` alike).
+        *([(key, list(ids)) for key, ids in getattr(table, lookup).items()] for lookup in _LOOKUPS),
     )
     return hashlib.sha256(pickle.dumps(parts)).hexdigest()[:16]
 
