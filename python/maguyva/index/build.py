@@ -38,7 +38,7 @@ from maguyva import config
 from maguyva._core import CorruptIndexError, TrigramIndex, read_files, walk
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
-from maguyva.index import gc_pause, graph, roles, store
+from maguyva.index import gc_pause, graph, heap, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat, Walk
 from maguyva.index.model import Chunk, Reference, Symbol
@@ -214,6 +214,7 @@ def _build_index(
                 readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
                 layered = write_text_index(generation, readable, previous, earlier_text)
                 del readable, earlier_text
+                heap.release()  # the trigram index's build, freed in the core's threads
                 stages["text index"] = time.perf_counter() - clock
 
                 writing = False
@@ -222,6 +223,7 @@ def _build_index(
                 skipped_files: list[SkippedFile] = []
                 records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
                 del contents  # parsed: no stage needs the files' contents any more
+                heap.release()
                 stages["parse"] = time.perf_counter() - clock
 
                 clock = time.perf_counter()
