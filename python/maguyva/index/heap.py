@@ -3,7 +3,7 @@
 glibc's malloc keeps what a program frees in arenas, one per thread that allocated, for later
 use. What the trigram index freed (built in the core's worker threads) is not reused by what the
 parse allocates next (records, in Python's thread), so a build's resident size held both: 1,947
-MB at the peak of a cold build of 28,915 files, 1,564 MB once the free pages are returned after
+MB at the peak of a cold build of 28,915 files, 1,490 MB once the free pages are returned after
 the trigram index and after the contents are dropped. `release()` asks glibc for that
 (`malloc_trim`); with another C library (musl, macOS, Windows) it does nothing.
 """
