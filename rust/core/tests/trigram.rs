@@ -3,6 +3,7 @@
 use maguyva_core::trigram::{count_by_chunk, ChunkLayout, LiteralMatch, TermCounts, TrigramIndex, BINARY_PROBE_LEN};
 use maguyva_core::Error;
 use proptest::prelude::*;
+use std::collections::BTreeMap;
 use proptest::sample::Index;
 
 // ---------------------------------------------------------------------------------------------
@@ -87,15 +88,38 @@ fn check_against_reference(index: &TrigramIndex, docs: &[(u32, Vec<u8>)], litera
     let got = index.search_each(&each).expect("search_each");
     let want: Vec<Vec<LiteralMatch>> = each.iter().map(|&(l, ci)| reference_search(docs, l, ci)).collect();
     assert_eq!(got, want, "search_each of {literals:?}");
-    // Counted by chunk (a chunk every other line of every document) as the listed matches are.
-    let (keys, offsets) = every_other_line(docs);
+    // Counted by chunk (a chunk every other line of every document) as the listed matches are,
+    // over the same documents numbered 0, 1, ... (a chunk layout is indexed by document id).
+    let mut dense: Vec<(u32, Vec<u8>)> = docs.to_vec();
+    dense.sort_by_key(|(id, _)| *id);
+    let dense: Vec<(u32, Vec<u8>)> = dense.into_iter().enumerate().map(|(i, (_, doc))| (i as u32, doc)).collect();
+    let dense_index = build(&dense);
+    let (keys, offsets) = every_other_line(&dense);
     let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
-    let counted = index.chunk_line_counts(&each, layout).expect("chunk_line_counts");
-    assert_eq!(counted, count_by_chunk(&want, layout).expect("count_by_chunk"), "chunk_line_counts of {literals:?}");
+    let listed = dense_index.search_each(&each).expect("search_each");
+    let counted = dense_index.chunk_line_counts(&each, layout).expect("chunk_line_counts");
+    assert_eq!(counted, count_by_chunk(&listed, layout).expect("count_by_chunk"), "chunk_line_counts of {literals:?}");
+    // And as counted by hand from the reference's lines: line l of document d is in chunk
+    // offsets[d] + (l - 1) / 2.
+    let (mut terms, mut chunks, mut counts) = (Vec::new(), Vec::new(), Vec::new());
+    for (t, &(literal, ci)) in each.iter().enumerate() {
+        for m in reference_search(&dense, literal, ci) {
+            let mut per_chunk: BTreeMap<u32, u32> = BTreeMap::new();
+            for line in m.lines {
+                *per_chunk.entry(offsets[m.doc_id as usize] as u32 + (line - 1) / 2).or_default() += 1;
+            }
+            for (chunk, count) in per_chunk {
+                terms.push(t as u32);
+                chunks.push(chunk);
+                counts.push(count);
+            }
+        }
+    }
+    assert_eq!((counted.terms, counted.chunks, counted.counts), (terms, chunks, counts), "hand counts of {literals:?}");
 }
 
-/// A chunk layout of `docs` (by id, any id up to the largest) with a chunk starting at every
-/// other line of each document.
+/// A chunk layout of `docs` (ids 0, 1, ...) with a chunk starting at every other line of each
+/// document.
 fn every_other_line(docs: &[(u32, Vec<u8>)]) -> (Vec<i64>, Vec<i64>) {
     let last = docs.iter().map(|(id, _)| *id as usize + 1).max().unwrap_or(0);
     let (mut keys, mut offsets) = (Vec::new(), vec![0i64]);

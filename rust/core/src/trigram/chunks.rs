@@ -102,7 +102,7 @@ impl<'a> ChunkCounter<'a> {
         ChunkCounter { layout, documents: layout.file_offsets.len().saturating_sub(1), pairs: Vec::new() }
     }
 
-    /// Counts the sorted `lines` of document `doc`.
+    /// Counts the sorted `lines` of document `doc_id`.
     fn add(&mut self, doc_id: u32, lines: &[u32]) -> Result<()> {
         let (doc, layout) = (doc_id as usize, self.layout);
         if doc >= self.documents {
