@@ -569,7 +569,6 @@ def test_stem_leaves_short_words_and_non_words_alone():
         assert stem(word) == word
 
 
-
 @settings(max_examples=80, deadline=None)
 @given(
     texts=st.lists(st.sampled_from(["parseConfig(path)", "retry_count", "", "a\x00b", "the loaf's crust", "$scope.bake"]), max_size=8),
