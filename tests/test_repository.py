@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fixture_repos import SHOP, write_file, write_tree
 
+from maguyva._core import walk
 from maguyva.index import store
 from maguyva.serve.repository import Repository
 
@@ -183,19 +184,19 @@ def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch
 
 
 def test_an_update_walks_the_repository_once_the_check_and_the_build_sharing_the_walk(shop, tmp_path, monkeypatch):
-    from maguyva.index import build, freshness
+    from maguyva.index import freshness
 
     repo = repository(shop, tmp_path)
     repo.refresh()
     walks: list[Path] = []
-    for module in (build, freshness):
-        original = module.walk
+    original = freshness.walk
 
-        def counted(root, *args, _walk=original, **kwargs):  # type: ignore[no-untyped-def]
-            walks.append(Path(root))
-            return _walk(root, *args, **kwargs)
+    def counted(root, *args, **kwargs):  # type: ignore[no-untyped-def]
+        walks.append(Path(root))
+        return original(root, *args, **kwargs)
 
-        monkeypatch.setattr(module, "walk", counted)
+    # Builds and checks both walk through `freshness.walk_tree`.
+    monkeypatch.setattr(freshness, "walk", counted)
     write_file(shop, "app/late.py", "def tardy():\n    return 'EWOULDBLOCK'\n")
     refresh = repo.refresh()
     assert refresh.build is not None and refresh.build.parsed_files == 1
@@ -224,24 +225,24 @@ def test_a_walk_found_to_differ_from_the_published_generation_is_not_compared_wi
     index_dir = tmp_path / "other-index"
     build_index(shop, index_dir)
     compared.clear()
-    files, skipped = build.walk(shop)
+    files, skipped = walk(shop)
     walked = Walk(shop.resolve(), 0, files, skipped, DEFAULT_MAX_FILE_SIZE, False, differs_from="gen-000000")
     assert build_index(shop, index_dir, walked=walked).parsed_files == 0
     assert compared == [index_dir]
 
 
 def test_a_walk_taken_with_other_options_is_not_used_by_the_build(shop, tmp_path, monkeypatch):
-    from maguyva.index import build
+    from maguyva.index import freshness
     from maguyva.index.build import build_index
     from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Walk
 
     index_dir = tmp_path / "index"
     build_index(shop, index_dir)
     write_file(shop, "app/late.py", "LATE = 'EWOULDBLOCK'\n")
-    files, skipped = build.walk(shop, max_file_size=10)  # as a walk with a 10-byte limit sees it
+    files, skipped = walk(shop, max_file_size=10)  # as a walk with a 10-byte limit sees it
     walks: list[Path] = []
-    original = build.walk
-    monkeypatch.setattr(build, "walk", lambda root, *a, **k: walks.append(root) or original(root, *a, **k))
+    original = freshness.walk
+    monkeypatch.setattr(freshness, "walk", lambda root, *a, **k: walks.append(root) or original(root, *a, **k))
     summary = build_index(shop, index_dir, walked=Walk(shop.resolve(), 0, files, skipped, 10, False))
     assert walks == [shop.resolve()] and summary.files == 7
     # The build's own options: used, and nothing walked again.
@@ -249,3 +250,32 @@ def test_a_walk_taken_with_other_options_is_not_used_by_the_build(shop, tmp_path
     write_file(shop, "app/later.py", "LATER = 1\n")
     summary = build_index(shop, index_dir, walked=Walk(shop.resolve(), 0, files, skipped, DEFAULT_MAX_FILE_SIZE, False))
     assert len(walks) == 1 and summary.files == 7, "the handed walk is the state the build records"
+
+
+def test_a_scoped_repository_indexes_and_watches_only_its_part_of_the_tree(tmp_path):
+    from maguyva.index.freshness import in_scope
+
+    tree = write_tree(tmp_path / "estate", {
+        "billing/ledger.py": "def post_entry():\n    return 'LEDGER_MARK'\n",
+        "billing/tax/rates.py": "RATE = 'RATES_MARK'\n",
+        "billing-old/ledger.py": "def legacy():\n    return 'LEGACY_MARK'\n",
+        "shipping/route.py": "def plan_route():\n    return 'ROUTE_MARK'\n",
+        "setup.py": "NAME = 'SETUP_MARK'\n",
+    })  # fmt: skip
+    assert in_scope("billing/tax/rates.py", frozenset({"billing"}))
+    assert not in_scope("billing-old/ledger.py", frozenset({"billing"})), "a scope names whole folders"
+    repo = repository(tree, tmp_path, scope=("billing", "setup.py"))
+    assert repo.refresh().build.files == 3
+    assert [p for p, _, _ in literal_hits(repo, "LEDGER_MARK")] == ["billing/ledger.py"]
+    assert literal_hits(repo, "ROUTE_MARK") == [] and literal_hits(repo, "LEGACY_MARK") == []
+    # An edit outside the scope is none of its business; one inside is re-indexed.
+    write_file(tree, "shipping/route.py", "ROUTE = 'MOVED_MARK'\n")
+    assert not repo.refresh().changes.stale
+    write_file(tree, "billing/tax/rates.py", "RATE = 'NEW_RATES_MARK'\n")
+    refresh = repo.refresh()
+    assert refresh.changes.modified == ("billing/tax/rates.py",) and refresh.build.parsed_files == 1
+    assert [p for p, _, _ in literal_hits(repo, "NEW_RATES_MARK")] == ["billing/tax/rates.py"]
+    # The scope is kept by the index: a build that does not name one keeps it.
+    from maguyva.index.build import build_index
+
+    assert build_index(tree, tmp_path / "index").files == 3

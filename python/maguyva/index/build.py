@@ -35,12 +35,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from maguyva import config
-from maguyva._core import CorruptIndexError, TrigramIndex, read_files, walk
+from maguyva._core import CorruptIndexError, TrigramIndex, read_files
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import gc_pause, graph, heap, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, FreshnessCheck, IndexedStat, Walk
+from maguyva.index.freshness import (
+    DEFAULT_MAX_FILE_SIZE,
+    FreshnessCheck,
+    IndexedStat,
+    Walk,
+    recorded_scope,
+    walk_tree,
+)
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
@@ -123,6 +130,7 @@ def build_index(
     include_secrets: bool | None = None,
     tuning: config.Tuning | None = None,
     walked: Walk | None = None,
+    scope: tuple[str, ...] | None = None,
 ) -> BuildSummary:
     """Build or update the index of the repository at `root`; return what was done.
 
@@ -136,9 +144,13 @@ def build_index(
     unless `include_secrets`; None keeps what the index was built with (False for a new one).
     `tuning` holds the numbers the build uses (`config.current()` if None). `walked`, a walk of
     `root` the caller has just taken (a freshness check's), is used instead of walking again when
-    it was walked with the build's options."""
+    it was walked with the build's options. `scope` keeps the index to a part of the tree:
+    relative paths of files and folders (`freshness.in_scope`; empty: all of it, None: as the
+    index was built before)."""
     with config.using(tuning), gc_pause.paused():
-        return _build_index(root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets, walked)
+        return _build_index(
+            root, index_dir, embedder, max_file_size, progress, rebuild, include_secrets, walked, scope
+        )
 
 
 def _build_index(
@@ -150,6 +162,7 @@ def _build_index(
     rebuild: bool,
     include_secrets: bool | None,
     handed_walk: Walk | None,
+    scope: tuple[str, ...] | None,
 ) -> BuildSummary:
     started = time.perf_counter()
     root = root.resolve()
@@ -170,16 +183,18 @@ def _build_index(
         walked_at_ns = time.time_ns()
         if include_secrets is None:
             include_secrets = previous_walk_option(index_dir, "include_secrets", False)
+        if scope is None:
+            scope = previous_scope(index_dir)
         known_stale = False
-        if handed_walk is not None and (handed_walk.root, handed_walk.max_file_size, handed_walk.include_secrets) == (
-            root, max_file_size, include_secrets
-        ):
+        if handed_walk is not None and (
+            handed_walk.root, handed_walk.max_file_size, handed_walk.include_secrets, handed_walk.scope
+        ) == (root, max_file_size, include_secrets, scope):
             walked_at_ns, walked, walk_skipped = handed_walk.started_ns, handed_walk.files, handed_walk.skipped
             known_stale = handed_walk.differs_from is not None and handed_walk.differs_from == _current_name(index_dir)
         else:
-            walked, walk_skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
+            walked, walk_skipped = walk_tree(root, max_file_size, include_secrets, scope)
         unchanged = None if rebuild or identity is None or known_stale else unchanged_index(
-            index_dir, root, identity, walked, walk_skipped, max_file_size, include_secrets
+            index_dir, root, identity, walked, walk_skipped, max_file_size, include_secrets, scope
         )
         if unchanged is not None:
             progress.finish()
@@ -236,6 +251,7 @@ def _build_index(
                     "walked_at_ns": walked_at_ns,
                     "max_file_size": max_file_size,
                     "include_secrets": include_secrets,
+                    "scope": list(scope),
                     "skipped_files": [list(f) for f in skipped_files],
                 }
                 counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous, layered)
@@ -275,6 +291,7 @@ def unchanged_index(
     walk_skipped: dict[str, int],
     max_file_size: int,
     include_secrets: bool,
+    scope: tuple[str, ...] = (),
 ) -> tuple[Path, dict[str, int], dict[str, int]] | None:
     """The published generation, its counts and its skipped files by reason, when a build would
     write it again as it is: the walk found the files the index recorded, each with the stat it
@@ -297,7 +314,7 @@ def unchanged_index(
         ):
             return None
         check = FreshnessCheck.of_database(db)
-        if check.max_file_size != max_file_size or check.include_secrets != include_secrets:
+        if (check.max_file_size, check.include_secrets, check.scope) != (max_file_size, include_secrets, scope):
             return None
         changes = check.compare(walked)
         if changes.stale or changes.hashed:
@@ -329,6 +346,21 @@ def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
     finally:
         db.close()
     return default if row is None else row[0] == "true"
+
+
+def previous_scope(index_dir: Path) -> tuple[str, ...]:
+    """The scope the published index was built with (empty: the whole tree, or no index)."""
+    try:
+        db = store.open_database(store.current_generation(index_dir))
+    except IndexStoreError:
+        return ()
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'scope'").fetchone()
+        return () if row is None else recorded_scope({"scope": row[0]})
+    except (sqlite3.DatabaseError, UnicodeDecodeError, ValueError, TypeError):
+        return ()
+    finally:
+        db.close()
 
 
 def _current_name(index_dir: Path) -> str | None:

@@ -31,6 +31,11 @@ from maguyva.index.store import RACY_WINDOW_NS
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 
 
+def recorded_scope(meta: dict[str, str]) -> tuple[str, ...]:
+    """The scope an index's build walked, from its metadata (empty: the whole tree)."""
+    return tuple(json.loads(meta.get("scope", "[]")))
+
+
 class IndexedStat(NamedTuple):
     """What the index recorded about one file the walk found."""
 
@@ -91,6 +96,34 @@ class Walk(NamedTuple):
     #: The generation (its folder's name) whose recorded stats this walk was found to differ
     #: from, if any: a build of that generation from this walk need not compare them again.
     differs_from: str | None = None
+    #: The part of the tree walked (`in_scope`); empty for all of it.
+    scope: tuple[str, ...] = ()
+
+
+def in_scope(path: str, scope: frozenset[str]) -> bool:
+    """Whether the relative path `path` is one of the paths in `scope` or lies under one of
+    its folders (an empty scope holds every path)."""
+    if not scope or path in scope:
+        return True
+    cut = path.find("/")
+    while cut != -1:
+        if path[:cut] in scope:
+            return True
+        cut = path.find("/", cut + 1)
+    return False
+
+
+def walk_tree(
+    root: Path, max_file_size: int, include_secrets: bool, scope: tuple[str, ...] = ()
+) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+    """The files of `root` an index covers, (path, size, mtime_ns) in path order, and those
+    left out by reason: a walk by the index's rules, kept to `scope` when it names a part of
+    the tree (a shard of a repository split by path)."""
+    walked, skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
+    if scope:
+        kept = frozenset(scope)
+        walked = [entry for entry in walked if in_scope(entry[0], kept)]
+    return walked, skipped
 
 
 @dataclass(slots=True)
@@ -107,6 +140,8 @@ class FreshnessCheck:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     #: Whether the build walked files named like keys and credentials.
     include_secrets: bool = False
+    #: The part of the tree the build walked (`in_scope`); empty for all of it.
+    scope: tuple[str, ...] = ()
     #: (size, mtime_ns) of files whose content was found equal to the indexed content since
     #: this generation was built.
     verified: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -141,7 +176,7 @@ class FreshnessCheck:
             walked_at_ns = int(float(meta.get("built_at", "0")) * 1e9)
         max_file_size = int(meta.get("max_file_size", DEFAULT_MAX_FILE_SIZE))
         include_secrets = meta.get("include_secrets") == "true"
-        return cls(root, indexed, walked_at_ns, max_file_size, include_secrets)
+        return cls(root, indexed, walked_at_ns, max_file_size, include_secrets, recorded_scope(meta))
 
     def check(self) -> Changes:
         """How the repository differs from the index now."""
@@ -151,8 +186,10 @@ class FreshnessCheck:
         # cyclic collector would run several times meanwhile, each pass over every object of
         # the process (a loaded index holds hundreds of thousands), and cost more than the walk.
         with gc_pause.paused():
-            walked, skipped = walk(self.root, max_file_size=self.max_file_size, include_secrets=self.include_secrets)
-            self.last_walk = Walk(self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets)
+            walked, skipped = walk_tree(self.root, self.max_file_size, self.include_secrets, self.scope)
+            self.last_walk = Walk(
+                self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets, scope=self.scope
+            )
             return self.compare(walked, started)
 
     def compare(self, walked: list[tuple[str, int, int]], started: float | None = None) -> Changes:

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from maguyva.query.search import DEFAULT_RANKING, RANKINGS
 from maguyva.serve import navigate
 from maguyva.serve.api import Index, repository_root
 from maguyva.serve.repository import LOCK_WAIT_SECONDS, Refresh, Repository
+from maguyva.serve.status import repository_status
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +61,22 @@ class CorpusResponse:
     file_sizes: tuple[int, ...]
     #: What bringing each repository up to date took before answering.
     refreshes: dict[str, Refresh] = field(default_factory=dict)
+    #: Shards that did not answer in time or at all, left out of the answer (a corpus served
+    #: by `maguyva.distributed.RayCorpus`; always empty for a `Corpus`).
+    partial: tuple[str, ...] = ()
 
     @property
     def results(self) -> list[Hit]:
         return self.response.results
 
     def to_dict(self) -> dict[str, object]:
-        """`SearchResponse.to_dict()` with each result's repository under "repo"."""
+        """`SearchResponse.to_dict()` with each result's repository under "repo" (and the
+        shards left out under "partial", when any were)."""
         out = self.response.to_dict()
         results: list[dict[str, object]] = out["results"]  # type: ignore[assignment]
         out["results"] = [{"repo": repo, **hit} for repo, hit in zip(self.repos, results)]
+        if self.partial:
+            out["partial"] = list(self.partial)
         return out
 
 
@@ -80,6 +88,40 @@ class GraphAnswer:
     #: (repository, dependant), nearest first, at most the limit asked for.
     dependants: list[tuple[str, navigate.Dependant]]
     #: How many dependants there are in all.
+    total: int
+    #: Shards left out of the answer (see `CorpusResponse.partial`).
+    partial: tuple[str, ...] = ()
+
+
+class Definitions(list[tuple[str, navigate.Definition]]):
+    """(repository, definition) pairs, best first, and the shards left out of the answer
+    (see `CorpusResponse.partial`)."""
+
+    partial: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryAnswer:
+    """One repository's (or shard's) answer to a question, with what fusing it with others
+    needs to know of its index."""
+
+    name: str
+    response: SearchResponse
+    #: Size in bytes of each result's whole file, in order.
+    file_sizes: tuple[int, ...]
+    #: How well the question's subject names a definition of the index (navigate's tiers; one
+    #: past the last when nothing matches); None when the question is not about a symbol.
+    tier: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryWalk:
+    """One repository's part of a walk of the graph from a symbol: the definitions it starts
+    from (those matching the name best within the repository) and what the walk found."""
+
+    name: str
+    seeds: list[navigate.Definition]
+    dependants: list[navigate.Dependant]
     total: int
 
 
@@ -285,22 +327,17 @@ class Corpus:
 
     def find_symbol(
         self, name: str, *, kind: str | None = None, repo: str | None = None, limit: int = 20
-    ) -> list[tuple[str, navigate.Definition]]:
+    ) -> Definitions:
         """Definitions called `name` in each repository, best matches first."""
         if not name.strip():
             raise RequestError("the name is empty")
         if kind is not None and kind not in navigate.KINDS:
             raise RequestError(f"unknown kind {kind!r}; use one of {', '.join(navigate.KINDS)}")
         repositories, _ = self.refresh_usable(self.select(repo))
-        found: list[tuple[str, navigate.Definition]] = []
         with self.opened(repositories) as opened:
-            for r, index in opened:
-                found.extend((r.name, d) for d in navigate.find_definitions(index.reader, name, kind, limit))
-        # As within one repository, the best tier found anywhere hides the weaker ones.
-        best = min((d.tier for _, d in found), default=0)
-        found = [item for item in found if item[1].tier == best]
-        found.sort(key=lambda item: navigate.definition_order(item[1]))
-        return found[:limit]
+            return merge_definitions(
+                [(r.name, navigate.find_definitions(index.reader, name, kind, limit)) for r, index in opened], limit
+            )
 
     def callers(self, symbol: str, *, depth: int = 1, repo: str | None = None, limit: int = 50) -> GraphAnswer:
         """The definitions called `symbol` and the code calling them, through up to `depth`
@@ -326,27 +363,27 @@ class Corpus:
             raise RequestError(f"depth must be at least 1, not {depth}")
         repositories, _ = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
-            found = [
-                (r, index, navigate.find_definitions(index.reader, symbol, limit=config.current().GRAPH_WALK_MAX_SEEDS))
-                for r, index in opened
-            ]
-            tiers = [d.tier for _, _, defs in found for d in defs]
-            # The best match anywhere decides: an exact name in one repository hides a
-            # case-insensitive lookalike in another.
-            best = min(tiers, default=0)
-            definitions: list[tuple[str, navigate.Definition]] = []
-            dependants: list[tuple[str, navigate.Dependant]] = []
-            total = 0
-            for r, index, defs in found:
-                seeds = [d for d in defs if d.tier == best]
-                if not seeds:
-                    continue
-                walked, count = walk(index.reader, seeds, depth, limit)
-                definitions.extend((r.name, d) for d in seeds)
-                dependants.extend((r.name, d) for d in walked)
-                total += count
-        dependants.sort(key=lambda item: item[1].depth)  # stable: repositories in order within a depth
-        return GraphAnswer(definitions, dependants[:limit], total)
+            return merge_walks([walk_repository(r.name, index.reader, symbol, depth, limit, walk) for r, index in opened], limit)
+
+    def index_status(self, repo: str | None = None) -> list[dict[str, Any]]:
+        """What each repository (or the one called `repo`) has indexed and how fresh it is,
+        after bringing it up to date (`status.repository_status`)."""
+        repositories = self.select(repo)
+        self.refresh(repositories)
+        return [repository_status(r) for r in repositories]
+
+    def file_sizes(self, files: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """Size in bytes, as indexed, of each of the (repository, path) files that is indexed."""
+        wanted: dict[str, set[str]] = {}
+        for repo, path in files:
+            wanted.setdefault(repo, set()).add(path)
+        sizes: dict[tuple[str, str], int] = {}
+        for repository in self.repositories:
+            paths = wanted.get(repository.name)
+            if paths:
+                with repository.open() as index:
+                    sizes.update(((repository.name, f.path), f.size) for f in index.reader.files if f.path in paths)
+        return sizes
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
@@ -373,23 +410,16 @@ class Corpus:
     ) -> CorpusResponse:
         """Each repository's answer (`Index.search`, all of its ranking), fused into one."""
         started = time.perf_counter()
-        asked = top_k + (exclude is not None)
+        several = len(opened) > 1
 
-        def answer(position: int) -> SearchResponse:
+        def answer(position: int) -> RepositoryAnswer:
             repo, index = opened[position]
-            response = index.search(query, top_k=asked, preset=preset, ranking=ranking)
-            results = response.results
-            if exclude is not None and exclude[0] == repo.name:
-                results = [h for h in results if h.chunk != exclude[1]]
-            return replace(response, results=results[:top_k])
+            excluded = exclude[1] if exclude is not None and exclude[0] == repo.name else None
+            return answer_repository(repo.name, index, query, top_k, preset, ranking, excluded, several)
 
-        if len(opened) == 1:
-            response = answer(0)
-            names = (opened[0][0].name,) * len(response.results)
-            return CorpusResponse(response, names, _file_sizes(opened[0][1], response.results), refreshes)
-        responses = list(self._pool.map(answer, range(len(opened))))
-        taking = _comparable_answers(opened, responses)
-        return _fuse(opened, responses, taking, top_k, preset, refreshes, started)
+        if not several:
+            return merge_answers([answer(0)], top_k, preset, refreshes, started)
+        return merge_answers(list(self._pool.map(answer, range(len(opened)))), top_k, preset, refreshes, started)
 
 
 #: Intents about a named symbol: a repository that does not define the name (or only a
@@ -397,9 +427,47 @@ class Corpus:
 _SYMBOL_INTENTS = frozenset({FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS})
 
 
-def _comparable_answers(
-    opened: list[tuple[Repository, Index]], responses: list[SearchResponse]
-) -> list[int]:
+def answer_repository(
+    name: str,
+    index: Index,
+    query: str,
+    top_k: int,
+    preset: str,
+    ranking: str,
+    exclude_chunk: int | None = None,
+    with_tier: bool = True,
+) -> RepositoryAnswer:
+    """One repository's answer (`Index.search`, all of its ranking), without the chunk
+    `exclude_chunk`, and what fusing it needs (`with_tier`: how well it defines the subject)."""
+    response = index.search(query, top_k=top_k + (exclude_chunk is not None), preset=preset, ranking=ranking)
+    results = [h for h in response.results if h.chunk != exclude_chunk][:top_k]
+    response = replace(response, results=results)
+    tier = None
+    if with_tier and response.subject and response.intent in _SYMBOL_INTENTS:
+        found = navigate.find_definitions(index.reader, response.subject, limit=1)
+        tier = found[0].tier if found else SEPARATORLESS + 1
+    return RepositoryAnswer(name, response, _file_sizes(index, results), tier)
+
+
+def merge_answers(
+    answers: Sequence[RepositoryAnswer],
+    top_k: int,
+    preset: str,
+    refreshes: dict[str, Refresh],
+    started: float,
+    partial: tuple[str, ...] = (),
+) -> CorpusResponse:
+    """The repositories' answers as one: a single answer as it is; several fused by Reciprocal
+    Rank Fusion (`fuse_rankings`) after leaving out those not comparable with the rest
+    (`comparable_answers`)."""
+    if len(answers) == 1:
+        only = answers[0]
+        names = (only.name,) * len(only.response.results)
+        return CorpusResponse(only.response, names, only.file_sizes, refreshes, partial)
+    return _fuse(answers, comparable_answers(answers), top_k, preset, refreshes, started, partial)
+
+
+def comparable_answers(answers: Sequence[RepositoryAnswer]) -> list[int]:
     """The repositories whose answers take part in the fusion.
 
     Each repository answers on its own, so two of them can answer the same question in ways that
@@ -410,47 +478,43 @@ def _comparable_answers(
     repository answered directly, and only the repositories defining the name best (exact, then
     ignoring case, then ignoring separators) answer a question about a symbol.
     """
-    taking = [p for p, response in enumerate(responses) if response.results]
-    if not responses:
+    taking = [p for p, answer in enumerate(answers) if answer.response.results]
+    if not answers:
         return taking
     # The question was classified and planned once per repository, the same way each time.
-    asked = responses[0]
+    asked = answers[0].response
     if asked.planned_strategy == "direct":
-        direct = [p for p in taking if responses[p].fusion_strategy == "direct"]
+        direct = [p for p in taking if answers[p].response.fusion_strategy == "direct"]
         taking = direct or taking
-    subject = asked.subject
-    if subject and asked.intent in _SYMBOL_INTENTS and len(taking) > 1:
-        tier = {p: _definition_tier(opened[p][1], subject) for p in taking}
+    if asked.subject and asked.intent in _SYMBOL_INTENTS and len(taking) > 1:
+        tier = {p: _tier_of(answers[p]) for p in taking}
         best = min(tier.values())
         if best <= SEPARATORLESS:
             taking = [p for p in taking if tier[p] == best]
     return taking
 
 
-def _definition_tier(index: Index, name: str) -> int:
-    """How well `name` matches a definition of the index (navigate's tiers; one past the last
-    when nothing matches)."""
-    found = navigate.find_definitions(index.reader, name, limit=1)
-    return found[0].tier if found else SEPARATORLESS + 1
+def _tier_of(answer: RepositoryAnswer) -> int:
+    return SEPARATORLESS + 1 if answer.tier is None else answer.tier
 
 
 def _fuse(
-    opened: list[tuple[Repository, Index]],
-    responses: list[SearchResponse],
+    answers: Sequence[RepositoryAnswer],
     taking: list[int],
     top_k: int,
     preset: str,
     refreshes: dict[str, Refresh],
     started: float,
+    partial: tuple[str, ...],
 ) -> CorpusResponse:
     """The repositories' rankings merged by Reciprocal Rank Fusion (`fuse_rankings`): each
     answer is one list of weight 1, its results already boosted, demoted and one per file within
     their repository; results of equal rank tie, and a tie goes to the higher score within its
     repository."""
     k = float(PRESETS[preset].rrf_k or PRESETS["default"].rrf_k or 40)
-    fused = fuse_rankings([[hit.score for hit in responses[p].results] for p in taking], k, top_k)
-    results = [(taking[which], responses[taking[which]].results[rank]) for which, rank in fused]
-    answered = [responses[p] for p in taking] or responses[:1]
+    fused = fuse_rankings([[hit.score for hit in answers[p].response.results] for p in taking], k, top_k)
+    chosen = [(answers[taking[which]], rank) for which, rank in fused]
+    answered = [answers[p].response for p in taking] or [answers[0].response]
     timings: dict[str, float] = {}
     for response in answered:
         for name, ms in response.timings_ms.items():
@@ -459,14 +523,64 @@ def _fuse(
     merged = replace(
         answered[0],
         fusion_strategy="direct" if all(r.fusion_strategy == "direct" for r in answered) else "rrf",
-        results=[hit for _, hit in results],
+        results=[answer.response.results[rank] for answer, rank in chosen],
         modalities_run=tuple(name for name in MODALITIES if name in run),
         elapsed_ms=(time.perf_counter() - started) * 1e3,
         timings_ms=timings,
     )
-    repos = tuple(opened[p][0].name for p, _ in results)
-    sizes = tuple(_file_sizes(opened[p][1], [hit])[0] for p, hit in results)
-    return CorpusResponse(merged, repos, sizes, refreshes)
+    repos = tuple(answer.name for answer, _ in chosen)
+    sizes = tuple(answer.file_sizes[rank] for answer, rank in chosen)
+    return CorpusResponse(merged, repos, sizes, refreshes, partial)
+
+
+def merge_definitions(
+    found: Sequence[tuple[str, Sequence[navigate.Definition]]], limit: int, partial: tuple[str, ...] = ()
+) -> Definitions:
+    """Each repository's definitions of a name as one list: as within one repository, the best
+    tier found anywhere hides the weaker ones; best matches first, at most `limit`."""
+    pairs = [(name, d) for name, definitions in found for d in definitions]
+    best = min((d.tier for _, d in pairs), default=0)
+    kept = sorted((item for item in pairs if item[1].tier == best), key=lambda item: navigate.definition_order(item[1]))
+    merged = Definitions(kept[:limit])
+    merged.partial = partial
+    return merged
+
+
+def walk_repository(
+    name: str,
+    reader: IndexReader,
+    symbol: str,
+    depth: int,
+    limit: int,
+    walk: Callable[[IndexReader, list[navigate.Definition], int, int], tuple[list[navigate.Dependant], int]],
+) -> RepositoryWalk:
+    """One repository's part of a walk from `symbol`: from the definitions matching it best
+    there, what `walk` finds within `depth` edges (at most `limit`)."""
+    found = navigate.find_definitions(reader, symbol, limit=config.current().GRAPH_WALK_MAX_SEEDS)
+    if not found:
+        return RepositoryWalk(name, [], [], 0)
+    best = min(d.tier for d in found)
+    seeds = [d for d in found if d.tier == best]
+    walked, count = walk(reader, seeds, depth, limit)
+    return RepositoryWalk(name, seeds, walked, count)
+
+
+def merge_walks(walks: Sequence[RepositoryWalk], limit: int, partial: tuple[str, ...] = ()) -> GraphAnswer:
+    """The repositories' walks as one: the best match of the name anywhere decides (an exact
+    name in one repository hides a case-insensitive lookalike in another); dependants nearest
+    first, repositories in order within a depth, at most `limit`."""
+    best = min((w.seeds[0].tier for w in walks if w.seeds), default=0)
+    definitions: list[tuple[str, navigate.Definition]] = []
+    dependants: list[tuple[str, navigate.Dependant]] = []
+    total = 0
+    for w in walks:
+        if not w.seeds or w.seeds[0].tier != best:
+            continue
+        definitions.extend((w.name, d) for d in w.seeds)
+        dependants.extend((w.name, d) for d in w.dependants)
+        total += w.total
+    dependants.sort(key=lambda item: item[1].depth)  # stable
+    return GraphAnswer(definitions, dependants[:limit], total, partial)
 
 
 def _file_sizes(index: Index, hits: Sequence[Hit]) -> tuple[int, ...]:

@@ -99,8 +99,12 @@ class Repository:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         lock_wait: float = LOCK_WAIT_SECONDS,
         progress: Progress | None = None,
+        scope: tuple[str, ...] = (),
     ):
         self.root = repository_root(root)
+        #: The part of the tree indexed (relative paths of files and folders; empty: all of
+        #: it): a shard of a repository split by path.
+        self.scope = tuple(scope)
         self.name = name or self.root.name or str(self.root)
         self.index_dir = Path(index_dir) if index_dir is not None else store.default_index_dir(self.root)
         self.max_file_size = max_file_size
@@ -262,6 +266,7 @@ class Repository:
                 max_file_size=self.max_file_size,
                 progress=self._progress,
                 walked=walked,
+                scope=self.scope,
             )
 
     def embedder(self) -> Embedder:

@@ -22,7 +22,6 @@ MAX_DEPTH = 6
 MAX_SYMBOLS = 20
 MAX_CALLERS = 50
 MAX_DEPENDANTS = 100
-MAX_SKIPPED_FILES = 50
 
 # Schemas -------------------------------------------------------------------------------------
 

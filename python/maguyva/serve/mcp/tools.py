@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 import math
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from maguyva.errors import MaguyvaError
-from maguyva.index.store import shown_path
 from maguyva.index.symbols import CASELESS, EXACT, SEPARATORLESS
 from maguyva.query.intents import MAX_QUERY_CHARS
 from maguyva.serve import navigate
@@ -25,7 +22,6 @@ from maguyva.serve.mcp.schemas import (
     MAX_CALLERS,
     MAX_DEPENDANTS,
     MAX_DEPTH,
-    MAX_SKIPPED_FILES,
     MAX_SYMBOLS,
     NULLABLE_STRING,
     PRESET_ARGUMENT,
@@ -37,7 +33,8 @@ from maguyva.serve.mcp.schemas import (
     object_schema,
     validate_arguments,
 )
-from maguyva.serve.repository import Refresh, Repository
+from maguyva.serve.repository import Refresh
+from maguyva.serve.status import MAX_SKIPPED_FILES
 
 logger = logging.getLogger("maguyva.mcp")
 
@@ -182,48 +179,7 @@ def _dependant(repo: str, d: navigate.Dependant) -> dict[str, Any]:
 
 
 def run_index_status(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
-    repositories = corpus.select(args.get("repo"))
-    corpus.refresh(repositories)
-    return {"repositories": [repository_status(r) for r in repositories]}
-
-
-def repository_status(repository: Repository) -> dict[str, Any]:
-    """What is indexed for one repository, how fresh it is, and what was left out."""
-    with repository.open() as index:
-        reader = index.reader
-        meta = reader.meta
-        built_at = float(meta.get("built_at", "0"))
-        skipped_files = json.loads(meta.get("skipped_files", "[]"))
-        embedder = reader.embedder
-        languages: dict[str, int] = {}
-        for f in reader.files:
-            languages[f.language or "text"] = languages.get(f.language or "text", 0) + 1
-        refresh = repository.last_refresh
-        return {
-            "name": repository.name,
-            "root": str(repository.root),
-            "index_dir": str(repository.index_dir),
-            "generation": reader.generation.name,
-            "built_at": _iso(built_at),
-            "age_seconds": round(max(0.0, time.time() - built_at), 1),
-            "files": len(reader.files),
-            "chunks": int(meta.get("count_chunks", len(reader.chunk_file))),
-            "symbols": int(meta.get("count_symbols", 0)),
-            "edges": int(meta.get("count_edges", 0)),
-            "languages": dict(sorted(languages.items(), key=lambda item: (-item[1], item[0]))),
-            "embedder": f"{embedder['provider']}/{embedder['model']} ({embedder['dims']} bits)",
-            "skipped": reader.skipped,
-            "skipped_files": [
-                {"path": shown_path(p), "reason": reason} for p, reason, _, _ in skipped_files[:MAX_SKIPPED_FILES]
-            ],
-            "secrets_included": meta.get("include_secrets") == "true",
-            "fresh": refresh is not None and refresh.stale_reason is None,
-            "last_refresh": None if refresh is None else {**refresh.to_dict(), "checked_at": _iso(refresh.checked_at)},
-        }
-
-
-def _iso(timestamp: float) -> str:
-    return datetime.datetime.fromtimestamp(timestamp, datetime.UTC).isoformat(timespec="seconds")
+    return {"repositories": corpus.index_status(args.get("repo"))}
 
 
 def freshness(refreshes: Iterable[Refresh]) -> dict[str, Any]:
@@ -493,16 +449,4 @@ def trim_to_tokens(text: str, budget: int) -> str:
 
 def corpus_file_tokens(corpus: Corpus, files: Sequence[tuple[str, str]]) -> int:
     """Estimated tokens of reading the given (repository, path) files whole."""
-    wanted: dict[str, set[str]] = {}
-    for repo, path in files:
-        wanted.setdefault(repo, set()).add(path)
-    total = 0
-    for repository in corpus.repositories:
-        paths = wanted.get(repository.name)
-        if not paths:
-            continue
-        with repository.open() as index:
-            total += sum(estimate_tokens_of_size(f.size) for f in index.reader.files if f.path in paths)
-    return total
-
-
+    return sum(estimate_tokens_of_size(size) for size in corpus.file_sizes(files).values())
