@@ -212,3 +212,14 @@ def test_explanation_says_which_lines_placed_a_file_that_shows_others():
     assert text.startswith("structural #1 (+0.2000); score = 0.4000 fused + 0.1000 path")
     assert "lines 1-22" in text
     assert "lines" not in explanation(replace(hit, placed_by=None))
+
+
+def test_the_word_after_ray_is_its_address_only_when_it_looks_like_one():
+    from maguyva.serve.cli import ray_address_joined
+
+    assert ray_address_joined(["search", "--ray", "retry", "a"]) == ["search", "--ray=local", "retry", "a"]
+    assert ray_address_joined(["search", "--ray", "auto", "retry"]) == ["search", "--ray=auto", "retry"]
+    assert ray_address_joined(["mcp", "--ray", "10.0.0.5:6379", "a"]) == ["mcp", "--ray=10.0.0.5:6379", "a"]
+    assert ray_address_joined(["mcp", "--ray", "ray://head:10001"]) == ["mcp", "--ray=ray://head:10001"]
+    assert ray_address_joined(["search", "--ray"]) == ["search", "--ray=local"]
+    assert ray_address_joined(["search", "--", "--ray", "x"]) == ["search", "--", "--ray", "x"]

@@ -2,7 +2,7 @@
 surfaces. Every import of every module counts, those inside functions included.
 
 - The build side (`maguyva.index`, `maguyva.embed`) never imports the answer side
-  (`maguyva.query`) or the surfaces (`maguyva.serve`).
+  (`maguyva.query`) or the surfaces (`maguyva.serve`, `maguyva.distributed`).
 - A retriever never imports the ranking after fusion: retrievers find, the ranking orders; and
   it never reads the question's intent: the plan tells it the grain and depth of its answer.
 - Nothing imports the surfaces but the surfaces themselves and the entry points.
@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "maguyva"
 
 BUILD = ("maguyva.index", "maguyva.embed")
 ANSWER = ("maguyva.query",)
-SURFACES = ("maguyva.serve",)
+#: The API, command line and MCP server, and their distributed twin on Ray.
+SURFACES = ("maguyva.serve", "maguyva.distributed")
 RETRIEVERS = ("maguyva.query.retrievers",)
 RANKING = ("maguyva.query.rank",)
 ENTRY_POINTS = ("maguyva", "maguyva.__main__")

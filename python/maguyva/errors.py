@@ -106,3 +106,10 @@ class IndexLockedError(IndexStoreError):
 class IndexWriteError(IndexStoreError, OSError):
     """A build could not write its new generation (disk full, read-only folder...); the
     published index is unchanged."""
+
+
+# -- a distributed corpus ------------------------------------------------------------------------
+
+
+class ShardError(MaguyvaError):
+    """No shard of a distributed corpus could answer: why the first one could not."""

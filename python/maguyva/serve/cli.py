@@ -23,7 +23,7 @@ SNIPPET_LINES = 3
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = parser().parse_args(argv)
+        args = parser().parse_args(ray_address_joined(sys.argv[1:] if argv is None else list(argv)))
         from maguyva.errors import MaguyvaError
 
         try:
@@ -81,6 +81,7 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--explain", action="store_true",
                         help="show intent, confidence, route and what made each result's score")
     add_index_dir(search, Path)
+    add_ray(search)
     search.set_defaults(run=run_search)
 
     mcp = commands.add_parser(
@@ -93,8 +94,52 @@ def parser() -> argparse.ArgumentParser:
                      help="repository roots to serve, searched as one corpus (default: .)")
     mcp.add_argument("--embedder", choices=["local", "voyage"], default="local",
                      help="embedding provider for repositories not indexed yet (default: local)")
+    add_ray(mcp)
     mcp.set_defaults(run=run_mcp)
     return top
+
+
+#: What `--ray` stands for when no address follows it: a local Ray, started for the command.
+LOCAL_RAY = "local"
+
+
+def add_ray(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--ray", metavar="ADDRESS", nargs="?", const=LOCAL_RAY, default=None,
+        help="index and serve the repositories as shards on Ray (the maguyva[ray] extra): join the "
+        "cluster at ADDRESS (auto, ray://host:port, host:port), or start a local one when no address follows",
+    )  # fmt: skip
+
+
+def ray_address_joined(argv: list[str]) -> list[str]:
+    """`argv` with `--ray ADDRESS` written `--ray=ADDRESS`, and a bare `--ray` as `--ray=local`:
+    the word after `--ray` is its address only when it looks like one, so that
+    `maguyva search --ray QUERY PATH` keeps QUERY as the query."""
+    out: list[str] = []
+    position = 0
+    while position < len(argv):
+        word = argv[position]
+        if word == "--":
+            out.extend(argv[position:])
+            break
+        if word == "--ray":
+            following = argv[position + 1] if position + 1 < len(argv) else ""
+            if looks_like_ray_address(following):
+                out.append(f"--ray={following}")
+                position += 2
+                continue
+            out.append(f"--ray={LOCAL_RAY}")
+        else:
+            out.append(word)
+        position += 1
+    return out
+
+
+def looks_like_ray_address(word: str) -> bool:
+    """"auto", "local", a ray:// URL, or host:port."""
+    import re
+
+    return word in ("auto", LOCAL_RAY) or word.startswith("ray://") or re.fullmatch(r"[\w.-]+:\d{1,5}", word) is not None
 
 
 MCP_DESCRIPTION = """\
@@ -191,27 +236,53 @@ def run_search(args: argparse.Namespace) -> int:
     from maguyva.index.progress import Progress
     from maguyva.serve.corpus import Corpus
 
+    if args.ray is not None:
+        if args.index_dir is not None:
+            raise UsageError("--index-dir does not apply with --ray: each shard's index lives on its node")
+        from maguyva.distributed import RayCorpus
+
+        with RayCorpus.build(args.paths, address=ray_address(args.ray), progress=Progress()) as distributed:
+            answer = distributed.search(args.query, top_k=args.top_k, preset=args.preset, ranking=args.ranking)
+            show_answer(args, answer, several=len(distributed.names()) > 1)
+        return 0
     with Corpus.open(args.paths, index_dir=args.index_dir, progress=Progress()) as corpus:
         answer = corpus.search(args.query, top_k=args.top_k, preset=args.preset, ranking=args.ranking)
-        say_refresh_warnings(answer)  # on stderr in both forms: --json's stdout stays JSON
-        if args.json:
-            # One repository answers in Index.search's shape; several add each result's "repo".
-            several = len(corpus.repositories) > 1
-            import json
-
-            print(json.dumps(answer.to_dict() if several else answer.response.to_dict(), indent=2))
-        else:
-            print_response(answer, explain=args.explain, several=len(corpus.repositories) > 1)
+        show_answer(args, answer, several=len(corpus.repositories) > 1)
     return 0
+
+
+def ray_address(given: str) -> str | None:
+    """The address to give `RayCorpus.build` for the `--ray` option's value."""
+    return None if given == LOCAL_RAY else given
+
+
+def show_answer(args: argparse.Namespace, answer: CorpusResponse, several: bool) -> None:
+    say_refresh_warnings(answer)  # on stderr in both forms: --json's stdout stays JSON
+    if answer.partial:
+        say(f"maguyva: partial answer: {', '.join(answer.partial)} did not answer")
+    if args.json:
+        # One repository answers in Index.search's shape; several add each result's "repo".
+        import json
+
+        shown = answer.to_dict() if several else answer.response.to_dict()
+        if answer.partial:
+            shown["partial"] = list(answer.partial)
+        print(json.dumps(shown, indent=2))
+    else:
+        print_response(answer, explain=args.explain, several=several)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
     from maguyva.serve.api import repository_root
     from maguyva.serve.mcp import serve  # the MCP SDK is imported only to serve
 
-    for path in args.paths:
-        repository_root(path)  # a wrong path is reported now, not as every tool call's error
-    serve(args.paths, embedder=args.embedder)
+    if args.ray is None:
+        for path in args.paths:
+            repository_root(path)  # a wrong path is reported now, not as every tool call's error
+    if args.ray is None:
+        serve(args.paths, embedder=args.embedder)
+    else:
+        serve(args.paths, embedder=args.embedder, on_ray=True, ray_address=ray_address(args.ray))
     return 0
 
 

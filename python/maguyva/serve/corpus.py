@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -136,6 +136,34 @@ class Location:
     end_line: int
     symbol: str | None
     chunk: int
+
+
+class Searchable(Protocol):
+    """What the surfaces (the MCP tools, the command line) ask of a corpus: `Corpus`, or its
+    distributed twin `maguyva.distributed.RayCorpus`."""
+
+    def search(
+        self, query: str, *, top_k: int = 10, preset: str = "default", repo: str | None = None,
+        ranking: str = DEFAULT_RANKING,
+    ) -> CorpusResponse: ...  # fmt: skip
+
+    def find_related(
+        self, path: str, line: int, *, repo: str | None = None, top_k: int = 10, preset: str = "default"
+    ) -> tuple[Location, CorpusResponse]: ...
+
+    def find_symbol(
+        self, name: str, *, kind: str | None = None, repo: str | None = None, limit: int = 20
+    ) -> Definitions: ...
+
+    def callers(self, symbol: str, *, depth: int = 1, repo: str | None = None, limit: int = 50) -> GraphAnswer: ...
+
+    def impact(self, symbol: str, *, depth: int = 3, repo: str | None = None, limit: int = 100) -> GraphAnswer: ...
+
+    def index_status(self, repo: str | None = None) -> list[dict[str, Any]]: ...
+
+    def file_sizes(self, files: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]: ...
+
+    def close(self) -> None: ...
 
 
 class Corpus:
@@ -258,7 +286,7 @@ class Corpus:
         `ranking` is "learned" or "hand" (`Index.search`)."""
         if not query.strip():
             raise RequestError("the query is empty")
-        _check_options(top_k, preset, ranking)
+        check_options(top_k, preset, ranking)
         repositories, refreshes = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
             return self._answer(opened, query, top_k, preset, refreshes, ranking=ranking)
@@ -268,7 +296,7 @@ class Corpus:
     ) -> tuple[Location, CorpusResponse]:
         """Code like the code at `path`:`line` (the find_similar intent), from every
         repository; the location's own chunk is left out."""
-        _check_options(top_k, preset)
+        check_options(top_k, preset)
         owner, relative = self.locate(path, repo)
         usable, refreshes = self.refresh_usable(self.repositories)
         if owner not in usable:
@@ -657,7 +685,7 @@ def distinct_names(roots: Sequence[Path]) -> list[str]:
             return [str(r) for r in roots]
 
 
-def _check_options(top_k: int, preset: str, ranking: str = DEFAULT_RANKING) -> None:
+def check_options(top_k: int, preset: str, ranking: str = DEFAULT_RANKING) -> None:
     if top_k < 1:
         raise RequestError(f"top_k must be at least 1, not {top_k}")
     if preset not in PRESETS:

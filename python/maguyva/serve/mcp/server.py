@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from maguyva._core import __version__
-from maguyva.serve.corpus import Corpus
+from maguyva.serve.corpus import Corpus, Searchable
 from maguyva.serve.mcp.tools import TOOLS, ToolFailure, call_tool, one_line
 
 logger = logging.getLogger("maguyva.mcp")
@@ -29,7 +29,7 @@ files. Every call first re-indexes files that changed on disk."""
 # The server ----------------------------------------------------------------------------------
 
 
-def make_server(corpus: Corpus) -> Any:
+def make_server(corpus: Searchable) -> Any:
     """An MCP server (the SDK's low-level `Server`) answering the tools over `corpus`."""
     import anyio.to_thread
     import mcp_types as types
@@ -69,17 +69,33 @@ def make_server(corpus: Corpus) -> Any:
     )
 
 
-def serve(paths: Sequence[str | os.PathLike[str]], *, embedder: str = "local") -> None:
-    """Serve the repositories at `paths` over stdio until the client disconnects."""
+def serve(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    embedder: str = "local",
+    on_ray: bool = False,
+    ray_address: str | None = None,
+) -> None:
+    """Serve the repositories at `paths` over stdio until the client disconnects; `on_ray`,
+    as shards on the Ray cluster at `ray_address` (None: a local one, see `RayCorpus`)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="maguyva: %(message)s")
-    corpus = Corpus.open(paths, embedder=embedder)
+    corpus: Searchable
+    if on_ray:
+        from maguyva.distributed import RayCorpus
+
+        # The shards are indexed and their actors started before serving.
+        corpus = RayCorpus.build(paths, address=ray_address, embedder=embedder)
+        logger.info("serving %d shards on Ray", len(corpus.shards()))
+    else:
+        local = Corpus.open(paths, embedder=embedder)
+        # Index (or bring up to date) every repository while the client connects, so the first
+        # question does not pay for it; calls arriving meanwhile wait for their repository.
+        threading.Thread(target=_prepare, args=(local,), name="maguyva-prepare", daemon=True).start()
+        corpus = local
     server = make_server(corpus)
-    # Index (or bring up to date) every repository while the client connects, so the first
-    # question does not pay for it; calls arriving meanwhile wait for their repository.
-    threading.Thread(target=_prepare, args=(corpus,), name="maguyva-prepare", daemon=True).start()
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):

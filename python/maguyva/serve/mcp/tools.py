@@ -13,7 +13,7 @@ from maguyva.errors import MaguyvaError
 from maguyva.index.symbols import CASELESS, EXACT, SEPARATORLESS
 from maguyva.query.intents import MAX_QUERY_CHARS
 from maguyva.serve import navigate
-from maguyva.serve.corpus import Corpus, CorpusResponse, GraphAnswer
+from maguyva.serve.corpus import CorpusResponse, GraphAnswer, Searchable
 from maguyva.serve.mcp.schemas import (
     ANSWER_PROPERTIES,
     BYTES_PER_TOKEN,
@@ -46,19 +46,19 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    run: Callable[[Corpus, dict[str, Any]], dict[str, Any]]
+    run: Callable[[Searchable, dict[str, Any]], dict[str, Any]]
 
 
 
 # Tools ---------------------------------------------------------------------------------------
 
 
-def run_search(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_search(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     answer = corpus.search(args["query"], top_k=args["top_k"], preset=args["preset"], repo=args.get("repo"))
     return {"query": args["query"], **_answer(answer)}
 
 
-def run_find_related(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_find_related(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     location, answer = corpus.find_related(
         args["path"], args["line"], repo=args.get("repo"), top_k=args["top_k"], preset=args["preset"]
     )
@@ -96,7 +96,7 @@ def _answer(answer: CorpusResponse) -> dict[str, Any]:
     }
 
 
-def run_find_symbol(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_find_symbol(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     found = corpus.find_symbol(args["name"], kind=args.get("kind"), repo=args.get("repo"), limit=MAX_SYMBOLS)
     symbols = [_definition(repo, d) for repo, d in found]
     return {
@@ -106,7 +106,7 @@ def run_find_symbol(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_callers(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_callers(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     answer = corpus.callers(args["symbol"], depth=args["depth"], repo=args.get("repo"), limit=MAX_CALLERS)
     found: list[dict[str, Any]] = [
         {"repo": repo, "path": d.path, "line": d.line, "caller": d.symbol, "kind": d.kind, "depth": d.depth,
@@ -117,7 +117,7 @@ def run_callers(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
     return _walk_answer(corpus, args, answer, "callers", found, files)
 
 
-def run_impact(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_impact(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     answer = corpus.impact(args["symbol"], depth=args["depth"], repo=args.get("repo"), limit=MAX_DEPENDANTS)
     found = [_dependant(repo, d) for repo, d in answer.dependants]
     files = sorted({(d["repo"], d["path"]) for d in found})
@@ -130,7 +130,7 @@ def run_impact(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _walk_answer(
-    corpus: Corpus,
+    corpus: Searchable,
     args: dict[str, Any],
     answer: GraphAnswer,
     listed_as: str,
@@ -178,7 +178,7 @@ def _dependant(repo: str, d: navigate.Dependant) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run_index_status(corpus: Corpus, args: dict[str, Any]) -> dict[str, Any]:
+def run_index_status(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     return {"repositories": corpus.index_status(args.get("repo"))}
 
 
@@ -386,7 +386,7 @@ class ToolFailure(Exception):
     """A tool call that failed, with the one sentence to report."""
 
 
-def call_tool(corpus: Corpus, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
+def call_tool(corpus: Searchable, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
     """Run a tool: its structured result and the JSON text of it. ToolFailure on any failure."""
     tool = TOOLS.get(name)
     if tool is None:
@@ -447,6 +447,6 @@ def trim_to_tokens(text: str, budget: int) -> str:
     return "\n".join(kept)
 
 
-def corpus_file_tokens(corpus: Corpus, files: Sequence[tuple[str, str]]) -> int:
+def corpus_file_tokens(corpus: Searchable, files: Sequence[tuple[str, str]]) -> int:
     """Estimated tokens of reading the given (repository, path) files whole."""
     return sum(estimate_tokens_of_size(size) for size in corpus.file_sizes(files).values())
