@@ -203,7 +203,9 @@ def restarted_server(actor: object, first_pid: int) -> dict[str, object]:
 
 
 def test_a_dead_shard_is_named_in_every_answer_while_the_others_answer(cluster, paths, estate):
-    with RayCorpus.build(paths, placement_file=estate["home"] / "placement.json") as corpus:
+    # One process a shard, so that killing one takes one shard away.
+    with RayCorpus.build(paths, placement_file=estate["home"] / "placement.json", shards_per_actor=1) as corpus:
+        assert len(corpus.servers()) == 3
         question = "how are failed jobs retried later"
         whole = corpus.search(question)
         ray.kill(corpus.shard_actors()["queue"], no_restart=True)
@@ -221,12 +223,15 @@ def test_a_killed_actor_is_restarted_and_serves_again_without_rebuilding(distrib
     whole = distributed.search(question)
     actor = distributed.shard_actors()["queue"]
     before = ray.get(actor.describe.remote())
+    # The process serves every shard of its node that was built there (up to 8).
+    assert "queue" in before["shards"] and set(before["shards"]) <= {"shop", "tools", "queue"}
     ray.kill(actor, no_restart=False)
     # While it restarts, questions are answered (from every shard, or partially), never failed.
     during = distributed.search(question, deadline=0.05)
-    assert set(during.partial) <= {"queue"}
+    assert set(during.partial) <= set(before["shards"])
     after = restarted_server(actor, before["pid"])
-    assert after["built_on_open"] is False, "it reopened the index its node holds"
+    assert set(after["shards"]) == set(before["shards"])
+    assert not any(s["built_on_open"] for s in after["shards"].values()), "it reopened the indexes its node holds"
     answer = distributed.search(question)
     assert answer.partial == ()
     assert comparable(answer.to_dict()) == comparable(whole.to_dict())
@@ -263,7 +268,7 @@ def test_a_damaged_shard_index_is_rebuilt_by_its_server(cluster, estate, tmp_pat
         first = ray.get(actor.describe.remote())["pid"]
         ray.kill(actor, no_restart=False)
         # The restarted server finds the index damaged when it opens it, and builds it again.
-        assert restarted_server(actor, first)["built_on_open"] is True
+        assert restarted_server(actor, first)["shards"]["fragile"]["built_on_open"] is True
         answer = corpus.search('"FRAGILEMARK"')
         assert answer.partial == () and [hit.path for hit in answer.results] == ["mod/a.py"]
 

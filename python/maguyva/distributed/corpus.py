@@ -72,8 +72,10 @@ T = TypeVar("T")
 DEFAULT_DEADLINE = 30.0
 #: How many times Ray restarts a shard's actor that died.
 MAX_RESTARTS = 5
-#: Questions one shard's actor answers at once.
-SHARD_CONCURRENCY = 4
+#: Questions one actor answers at once (over all of its shards).
+SHARD_CONCURRENCY = 8
+#: Shards one actor serves, unless told otherwise.
+SHARDS_PER_ACTOR = 8
 
 # Ray's decorators and node listing are typed loosely; the handles they make are used as Any.
 _ray: Any = ray
@@ -117,15 +119,19 @@ class RayCorpus:
         num_cpus: int | None = None,
         placement_file: str | os.PathLike[str] | None = None,
         progress: Progress | None = None,
+        shards_per_actor: int = SHARDS_PER_ACTOR,
     ) -> RayCorpus:
         """Index the repositories at `paths` on Ray and serve them. `address` joins a running
         cluster ("auto", "ray://host:port"); None uses the Ray this process has started, or
         starts a local one (on 127.0.0.1, with `num_cpus`), shut down with the corpus.
-        `progress` shows the shards built as their tasks finish."""
+        `progress` shows the shards built as their tasks finish. Each actor serves up to
+        `shards_per_actor` shards of its node."""
         if not paths:
             raise RequestError("a corpus needs at least one repository")
         if deadline <= 0:
             raise RequestError(f"the deadline must be positive, not {deadline:g} s")
+        if shards_per_actor < 1:
+            raise RequestError(f"an actor serves at least one shard, not {shards_per_actor}")
         if max_shard_files < 1:
             raise RequestError(f"a shard holds at least one file, not {max_shard_files}")
         started_ray = connect(address, num_cpus)
@@ -164,25 +170,27 @@ class RayCorpus:
                     outcomes[build] = _cause(err)
                 progress.advance()
         progress.finish()
-        states: list[ShardState] = []
+        built_on: dict[str, list[tuple[Shard, dict[str, Any]]]] = {}
         for shard, build in zip(planned, builds):
             built = outcomes[build]
             if isinstance(built, str):
                 failed[shard.name] = f"{shard.name} left out: {built}"
-                continue
-            node = str(built["node"])
-            actor = _ShardActor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True)).remote(
-                shard, embedder
-            )
-            states.append(ShardState(shard, node, actor, built))
+            else:
+                built_on.setdefault(str(built["node"]), []).append((shard, built))
+        # Each node's shards, served by as few processes as `shards_per_actor` allows.
+        by_name: dict[str, ShardState] = {}
+        for node, served in built_on.items():
+            for first in range(0, len(served), shards_per_actor):
+                group = served[first : first + shards_per_actor]
+                strategy = NodeAffinitySchedulingStrategy(node, soft=True)
+                actor = _ShardActor.options(scheduling_strategy=strategy).remote([shard for shard, _ in group], embedder)
+                by_name.update((shard.name, ShardState(shard, node, actor, built)) for shard, built in group)
+        states = [by_name[shard.name] for shard in planned if shard.name in by_name]
         placements.record(states)
         corpus = cls(states, failed, deadline=deadline, started_ray=started_ray)
-        # Every actor has opened its shard before the first question is asked.
-        for state, reply in zip(states, corpus._gather([s.actor.describe.remote() for s in states], deadline * 10)):
-            if isinstance(reply, str):
-                corpus.failed[state.shard.name] = f"{state.shard.name} left out: {reply}"
-            elif reply.get("failure"):
-                corpus.failed[state.shard.name] = str(reply["failure"])
+        # Every server has opened its shards before the first question is asked (one that
+        # could not says so in each answer).
+        corpus._gather([actor.describe.remote() for actor in corpus.servers()], deadline * 10)
         return corpus
 
     # Introspection -------------------------------------------------------------------------
@@ -193,6 +201,10 @@ class RayCorpus:
     def shard_actors(self) -> dict[str, Any]:
         """The Ray actor serving each shard, by shard name."""
         return {s.shard.name: s.actor for s in self._shards}
+
+    def servers(self) -> list[Any]:
+        """The Ray actors serving the shards, each once."""
+        return list({id(s.actor): s.actor for s in self._shards}.values())
 
     def placement(self) -> dict[str, str]:
         """The node each shard was built on and is served from, by shard name."""
@@ -229,7 +241,7 @@ class RayCorpus:
         if not path.strip():
             raise RequestError("the path is empty")
         candidates = self._select(repo)
-        replies = self._ask(candidates, lambda s: s.actor.locate.remote(path, line), deadline)
+        replies = self._ask(candidates, lambda s: s.actor.locate.remote(s.shard.name, path, line), deadline)
         found = [(state, reply.value) for state, reply in zip(candidates, replies) if reply.value is not None]
         if not found:
             unanswered = [state.shard.name for state, reply in zip(candidates, replies) if reply.failure]
@@ -259,7 +271,7 @@ class RayCorpus:
         if kind is not None and kind not in navigate.KINDS:
             raise RequestError(f"unknown kind {kind!r}; use one of {', '.join(navigate.KINDS)}")
         chosen = self._select(repo)
-        replies = self._ask(chosen, lambda s: s.actor.definitions.remote(name, kind, limit), deadline)
+        replies = self._ask(chosen, lambda s: s.actor.definitions.remote(s.shard.name, name, kind, limit), deadline)
         found = [(s.shard.repo, r.value) for s, r in zip(chosen, replies) if r.value is not None]
         return merge_definitions(found, limit, self._partial(replies))
 
@@ -276,7 +288,7 @@ class RayCorpus:
     def index_status(self, repo: str | None = None) -> list[dict[str, Any]]:
         """What each shard has indexed and how fresh it is (the shards that answer)."""
         chosen = self._select(repo)
-        return [r.value for r in self._ask(chosen, lambda s: s.actor.status.remote(), None) if r.value]
+        return [r.value for r in self._ask(chosen, lambda s: s.actor.status.remote(s.shard.name), None) if r.value]
 
     def file_sizes(self, files: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """Size in bytes, as indexed, of each of the (repository, path) files that is indexed."""
@@ -284,16 +296,16 @@ class RayCorpus:
         for repo, path in files:
             wanted.setdefault(repo, []).append(path)
         chosen = [s for s in self._shards if s.shard.repo in wanted]
-        replies = self._ask(chosen, lambda s: s.actor.file_sizes.remote(wanted[s.shard.repo]), None)
+        replies = self._ask(chosen, lambda s: s.actor.file_sizes.remote(s.shard.name, wanted[s.shard.repo]), None)
         return {(s.shard.repo, path): size for s, r in zip(chosen, replies) for path, size in (r.value or {}).items()}
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        for state in self._shards:
+        for actor in self.servers():
             try:
-                ray.kill(state.actor, no_restart=True)
+                ray.kill(actor, no_restart=True)
             except (RayError, ValueError):
                 pass
         if self._started_ray:
@@ -330,7 +342,7 @@ class RayCorpus:
 
         def ask(state: ShardState) -> Any:
             excluded = exclude[1] if exclude is not None and exclude[0] == state.shard.name else None
-            return state.actor.search.remote(query, top_k, preset, ranking, excluded, several)
+            return state.actor.search.remote(state.shard.name, query, top_k, preset, ranking, excluded, several)
 
         replies = self._ask(chosen, ask, deadline)
         answers: list[RepositoryAnswer] = []
@@ -363,7 +375,7 @@ class RayCorpus:
         if depth < 1:
             raise RequestError(f"depth must be at least 1, not {depth}")
         chosen = self._select(repo)
-        replies = self._ask(chosen, lambda s: s.actor.walk.remote(symbol, depth, limit, how), deadline)
+        replies = self._ask(chosen, lambda s: s.actor.walk.remote(s.shard.name, symbol, depth, limit, how), deadline)
         walks = [
             RepositoryWalk(s.shard.repo, r.value.seeds, r.value.dependants, r.value.total)
             for s, r in zip(chosen, replies)

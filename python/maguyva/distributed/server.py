@@ -67,6 +67,7 @@ def build_shard(shard: Shard, embedder: str) -> dict[str, Any]:
         "parsed_files": summary.parsed_files,
         "seconds": summary.seconds,
         "index_bytes": summary.index_bytes,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -80,98 +81,127 @@ def node_id() -> str:
         return ""
 
 
-class ShardServer:
-    """One shard's index, served. Thread-safe: questions run in parallel."""
+@dataclass(slots=True)
+class _Served:
+    """One shard as its server holds it: its repository, or why it could not be opened."""
 
-    def __init__(self, shard: Shard, embedder: str = "local"):
-        self.shard = shard
+    shard: Shard
+    repository: Repository | None
+    opened: Refresh | None
+    failure: str | None
+
+
+class ShardServer:
+    """The indexes of one or more shards, served. Thread-safe: questions run in parallel.
+
+    One process serves several shards of a node (`RayCorpus`'s `shards_per_actor`): a process
+    costs some 140 MB before it holds any index, too much to spend on every small repository."""
+
+    def __init__(self, shards: Sequence[Shard], embedder: str = "local"):
         self.started_at = time.time()
         self.pid = os.getpid()
-        self._failure: str | None = None
-        self._repository: Repository | None = None
-        try:
-            self._repository = Repository(shard.root, name=shard.repo, index_dir=shard.index_dir,
-                                          embedder=embedder, scope=shard.scope)  # fmt: skip
-            # Opens the index the build task left on this node (reopened, not rebuilt, when a
-            # restarted actor comes back), indexing what changed meanwhile.
-            self.opened = self._repository.refresh()
-        except (MaguyvaError, OSError) as err:
-            self._failure = _sentence(shard, err)
+        self._served: dict[str, _Served] = {}
+        for shard in shards:
+            repository = None
+            try:
+                repository = Repository(shard.root, name=shard.repo, index_dir=shard.index_dir,
+                                        embedder=embedder, scope=shard.scope)  # fmt: skip
+                # Opens the index the build task left on this node (reopened, not rebuilt, when
+                # a restarted actor comes back), indexing what changed meanwhile.
+                self._served[shard.name] = _Served(shard, repository, repository.refresh(), None)
+            except (MaguyvaError, OSError) as err:
+                self._served[shard.name] = _Served(shard, repository, None, _sentence(shard, err))
 
     # What the corpus asks ----------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
-        """Which process and node serve the shard, since when, and whether it could open it."""
-        opened = getattr(self, "opened", None)
+        """Which process and node serve the shards, since when, its peak resident size, and for
+        each shard whether opening it built it and why it could not be opened."""
         return {
-            "shard": self.shard.name, "node": node_id(), "pid": self.pid, "started_at": self.started_at,
-            "failure": self._failure, "built_on_open": opened is not None and opened.build is not None,
+            "node": node_id(), "pid": self.pid, "started_at": self.started_at,
+            "peak_rss_mb": peak_rss_mb(),
+            "shards": {
+                name: {"failure": served.failure, "built_on_open": served.opened is not None and served.opened.build is not None}
+                for name, served in self._served.items()
+            },
         }  # fmt: skip
 
     def search(
-        self, query: str, top_k: int, preset: str, ranking: str, exclude_chunk: int | None, several: bool
+        self, shard: str, query: str, top_k: int, preset: str, ranking: str, exclude_chunk: int | None, several: bool
     ) -> Reply[RepositoryAnswer]:
         return self._answer(
-            lambda index: answer_repository(self.shard.name, index, query, top_k, preset, ranking, exclude_chunk, several)
+            shard, lambda index: answer_repository(shard, index, query, top_k, preset, ranking, exclude_chunk, several)
         )
 
-    def definitions(self, name: str, kind: str | None, limit: int) -> Reply[list[navigate.Definition]]:
-        return self._answer(lambda index: navigate.find_definitions(index.reader, name, kind, limit))
+    def definitions(self, shard: str, name: str, kind: str | None, limit: int) -> Reply[list[navigate.Definition]]:
+        return self._answer(shard, lambda index: navigate.find_definitions(index.reader, name, kind, limit))
 
-    def walk(self, symbol: str, depth: int, limit: int, how: str) -> Reply[RepositoryWalk]:
+    def walk(self, shard: str, symbol: str, depth: int, limit: int, how: str) -> Reply[RepositoryWalk]:
         walk = WALKS[how]
-        return self._answer(lambda index: walk_repository(self.shard.name, index.reader, symbol, depth, limit, walk))
+        return self._answer(shard, lambda index: walk_repository(shard, index.reader, symbol, depth, limit, walk))
 
-    def locate(self, path: str, line: int) -> Reply[tuple[Location, str] | None]:
-        """The chunk at `path`:`line` and its text, when `path` is a file of this shard (None
+    def locate(self, shard: str, path: str, line: int) -> Reply[tuple[Location, str] | None]:
+        """The chunk at `path`:`line` and its text, when `path` is a file of the shard (None
         when it is not)."""
+        served = self._served[shard]
 
         def find(index: Any) -> tuple[Location, str] | None:
-            assert self._repository is not None
+            assert served.repository is not None
             try:
-                _, relative = Corpus([self._repository]).locate(path)
+                _, relative = Corpus([served.repository]).locate(path)
             except (NotIndexedError, RequestError):
                 return None
-            if not in_scope(relative, frozenset(self.shard.scope)):
+            if not in_scope(relative, frozenset(served.shard.scope)):
                 return None
             if not any(f.path == relative for f in index.reader.files):
                 return None
-            location = locate_line(self.shard.repo, index, relative, line)
+            location = locate_line(served.shard.repo, index, relative, line)
             return location, index.reader.chunk_text(location.chunk)
 
-        return self._answer(find)
+        return self._answer(shard, find)
 
-    def status(self) -> Reply[dict[str, Any]]:
-        repository = self._repository
-        return self._answer(lambda _index: repository_status(repository) if repository is not None else {})
+    def status(self, shard: str) -> Reply[dict[str, Any]]:
+        repository = self._served[shard].repository
+        return self._answer(shard, lambda _index: repository_status(repository) if repository is not None else {})
 
-    def file_sizes(self, paths: Sequence[str]) -> Reply[dict[str, int]]:
+    def file_sizes(self, shard: str, paths: Sequence[str]) -> Reply[dict[str, int]]:
         wanted = set(paths)
-        return self._answer(lambda index: {f.path: f.size for f in index.reader.files if f.path in wanted})
+        return self._answer(shard, lambda index: {f.path: f.size for f in index.reader.files if f.path in wanted})
 
     # ------------------------------------------------------------------------------------
 
-    def _answer(self, ask: Callable[[Any], T]) -> Reply[T]:
-        name = self.shard.name
-        if self._failure is not None or self._repository is None:
-            return Reply(name, failure=self._failure)
+    def _answer(self, name: str, ask: Callable[[Any], T]) -> Reply[T]:
+        served = self._served.get(name)
+        if served is None:
+            return Reply(name, failure=f"{name} left out: this server does not hold it")
+        repository = served.repository
+        if served.failure is not None or repository is None:
+            return Reply(name, failure=served.failure)
         try:
-            refresh = self._repository.refresh()
+            refresh = repository.refresh()
         except (IndexStoreError, OSError, EmbeddingError) as err:
-            return Reply(name, failure=_sentence(self.shard, err))
+            return Reply(name, failure=_sentence(served.shard, err))
         try:
-            with self._repository.open() as index:
+            with repository.open() as index:
                 return Reply(name, ask(index), refresh)
         except (RequestError, ValueError) as err:
             if isinstance(err, MaguyvaError):
                 return Reply(name, refresh=refresh, error=err)
             raise
         except (IndexStoreError, OSError) as err:
-            return Reply(name, refresh=refresh, failure=_sentence(self.shard, err))
+            return Reply(name, refresh=refresh, failure=_sentence(served.shard, err))
 
     def close(self) -> None:
-        if self._repository is not None:
-            self._repository.close()
+        for served in self._served.values():
+            if served.repository is not None:
+                served.repository.close()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident size so far, in MB (Linux reports it in kB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _sentence(shard: Shard, err: BaseException) -> str:
