@@ -364,7 +364,7 @@ class RayCorpus:
             # As with `Corpus`: when no shard can answer at all, why the first could not; a
             # shard merely late or restarting leaves an empty, partial answer.
             failures = [r.failure for r in replies if r.failure]
-            if failures and len(failures) == len(replies) and not any(map(_is_absence, failures)):
+            if failures and len(failures) == len(replies) and not any(r.absent for r in replies):
                 raise ShardError(failures[0])
             return CorpusResponse(_empty_response(query, preset), (), (), refreshes, partial)
         return merge_answers(answers, top_k, preset, refreshes, started, partial)
@@ -399,7 +399,7 @@ class RayCorpus:
         replies: list[Reply[Any]] = []
         for state, outcome in zip(chosen, outcomes):
             if isinstance(outcome, str):
-                replies.append(Reply(state.shard.name, failure=f"{state.shard.name} left out: {outcome}"))
+                replies.append(Reply(state.shard.name, failure=f"{state.shard.name} left out: {outcome}", absent=True))
             else:
                 if outcome.error is not None:
                     raise outcome.error
@@ -482,10 +482,6 @@ def _cause(err: BaseException) -> str:
         return " ".join(str(cause).split())
     text = str(err).strip().splitlines()
     return text[-1].strip() if text else type(err).__name__
-
-
-def _is_absence(failure: str) -> bool:
-    return "no answer within" in failure or "its server stopped" in failure
 
 
 def _empty_response(query: str, preset: str) -> SearchResponse:

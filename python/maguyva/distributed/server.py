@@ -53,6 +53,9 @@ class Reply(Generic[T]):
     failure: str | None = None
     #: A mistake in the question itself (the same for every shard): raised to the asker.
     error: MaguyvaError | None = None
+    #: Whether the shard's server gave no reply at all (late, or not running): a failure of
+    #: the moment, not of the shard.
+    absent: bool = False
 
 
 def build_shard(shard: Shard, embedder: str) -> dict[str, Any]:
