@@ -421,6 +421,9 @@ class Query:
     label: str
     literal: str
     case_insensitive: bool = False
+    #: `literal` is a regular expression (`TrigramIndex.search_regex`; rg without
+    #: --fixed-strings: the same `regex` crate syntax).
+    regex: bool = False
 
 
 def choose_queries(
@@ -433,7 +436,9 @@ def choose_queries(
             a whole token in 1-5 files;
     common: the identifier of 6+ characters that occurs in the most files (ties:
             alphabetical), required to be in at least 20% of them;
-    error:  the first of ERROR_PHRASES that occurs, also searched case-insensitively.
+    error:  the first of ERROR_PHRASES that occurs, also searched case-insensitively;
+    regex prefix:       the rare identifier's first 8 characters, then \\w+;
+    regex alternation:  the rare identifier or the error phrase, also case-insensitively.
     """
     doc_freq: Counter[bytes] = Counter()
     for data in docs:
@@ -454,13 +459,17 @@ def choose_queries(
         Query("common", common.decode()),
         Query("error", error),
         Query("error -i", error, case_insensitive=True),
+        Query("regex prefix", re.escape(rare[len(rare) // 2].decode()[:8]) + r"\w+", regex=True),
+        Query("regex alternation", f"({re.escape(rare[len(rare) // 2].decode())}|{re.escape(error)})", regex=True),
+        Query("regex alternation -i", f"({re.escape(rare[len(rare) // 2].decode())}|{re.escape(error)})",
+              case_insensitive=True, regex=True),
         *(Query("user", q) for q in extra),
     ]
 
 
 def rg_command(rg: str, query: Query, target: Path, *extra: str) -> list[str]:
-    cmd = [rg, "--fixed-strings", "--line-number", "--no-ignore", "--hidden", "--no-config",
-           "-j", str(os.cpu_count() or 1), *extra]
+    cmd = [rg, *([] if query.regex else ["--fixed-strings"]), "--line-number", "--no-ignore", "--hidden",
+           "--no-config", "-j", str(os.cpu_count() or 1), *extra]
     if query.case_insensitive:
         # rg folds Unicode case, maguyva ASCII case: the count check would expose a literal
         # where that matters.
@@ -499,10 +508,14 @@ class SearchRun:
 def bench_query(
     index: maguyva.TrigramIndex, rg: str, target: Path, query: Query, reps: int
 ) -> SearchRun:
-    mag_s, matches = timed(lambda: index.search(query.literal, query.case_insensitive), reps)
+    if query.regex:
+        mag_s, matches = timed(lambda: index.search_regex(query.literal, query.case_insensitive), reps)
+    else:
+        mag_s, matches = timed(lambda: index.search(query.literal, query.case_insensitive), reps)
     files, lines = rg_counts(rg, query, target)
     # rg counts matching lines; maguyva lists each line where a match starts once, and a
-    # literal without a newline cannot span lines, so both counts must agree.
+    # literal (or one of these patterns) without a newline cannot span lines, so both counts
+    # must agree.
     if (len(matches), len(matches.lines)) != (files, lines):
         raise BenchmarkError(
             f"{query.label} {query.literal!r}: maguyva finds {len(matches)} files / "

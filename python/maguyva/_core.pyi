@@ -85,6 +85,11 @@ class TrigramIndex:
         """The serialized index (format version, sections, CRC32)."""
     def search(self, literal: bytes | str, case_insensitive: bool = False) -> LiteralMatches:
         """Documents containing `literal` (ASCII case folded if asked), with counts and lines."""
+    def search_regex(self, pattern: str, case_insensitive: bool = False) -> LiteralMatches:
+        """Documents matching the regular expression `pattern` (the `regex` crate's syntax, `^`
+        and `$` at line ends), with counts of non-empty matches and the lines they start on;
+        only documents whose trigrams the pattern allows are read. ValueError for an invalid
+        pattern or one past the size limits."""
     def search_lines(
         self, terms: Sequence[bytes | str], case_insensitive: Sequence[bool]
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:

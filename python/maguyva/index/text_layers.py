@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva._core import TrigramIndex
+from maguyva._core import LiteralMatches, TrigramIndex
 from maguyva.index import store
 from maguyva.index.segments import Segments
 
@@ -162,6 +162,22 @@ class LayeredTextIndex:
         order = np.lexsort((merged[2], merged[1], merged[0]))
         return tuple(part[order] for part in merged)
 
+    def regex_lines(self, pattern: str, case_insensitive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """`TrigramIndex.search_regex` over both layers, as (doc id, line) of every line a match
+        starts on, by doc then line. ValueError for an invalid pattern."""
+        docs, lines = _expanded(self.base.search_regex(pattern, case_insensitive))
+        if self.delta_docs or self.base_files is not None:
+            live = self._live_base[docs]
+            if self.base_files is not None:
+                docs = self.base_files[docs].astype(docs.dtype)
+            docs, lines = docs[live], lines[live]
+        if self.delta_docs:
+            more_docs, more_lines = _expanded(self.delta.search_regex(pattern, case_insensitive))
+            docs, lines = np.concatenate([docs, more_docs]), np.concatenate([lines, more_lines])
+            order = np.lexsort((lines, docs))
+            docs, lines = docs[order], lines[order]
+        return docs, lines
+
     def chunk_line_counts(
         self,
         terms: list[str | bytes],
@@ -210,3 +226,9 @@ class LayeredTextIndex:
         with self._view_lock:
             self._base_view = (chunk_start_key, keys, offsets, chunk_ids)
         return keys, offsets, chunk_ids
+
+
+def _expanded(matches: LiteralMatches) -> tuple[np.ndarray, np.ndarray]:
+    """(doc id, line) for every line of `matches`, as int64 arrays."""
+    per_doc = np.diff(matches.line_offsets).astype(np.int64)
+    return np.repeat(matches.doc_ids.astype(np.int64), per_doc), matches.lines.astype(np.int64)

@@ -78,9 +78,9 @@ from maguyva.lexicon import (
     PROPER_NOUNS,
     SUBJECT_LEAD_WORDS,
 )
-from maguyva.query.intents import RULES, RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES, Rule
+from maguyva.query.intents import EXACT_MATCH, RULES, RULES_BY_NAME, TASK_MIN_WORDS, TASK_SPAN_RULES, Rule
 
-__all__ = ["Classification", "classify"]
+__all__ = ["REGEX_RULE", "Classification", "classify", "regex_pattern"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,9 +581,26 @@ _EXPLANATION = re.compile(
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+#: The rule of a regular expression written `/pattern/` or `regex:pattern`: an exact-match
+#: question whose subject is the pattern, decided before any other rule.
+REGEX_RULE = "regular_expression"
+_REGEX = re.compile(r"\s*(?:/(?P<slashed>.+)/|regex:\s*(?P<named>.+?))\s*", re.S)
+
+
+def regex_pattern(query: str) -> str | None:
+    """The regular expression of a query written `/pattern/` or `regex:pattern`, else None."""
+    found = _REGEX.fullmatch(query)
+    if found is None:
+        return None
+    return found["slashed"] if found["slashed"] is not None else found["named"]
+
+
 def classify(query: str) -> Classification:
     """The intent of `query`, with the confidence of the rule that decided it and what the query is
     about. Never fails: an empty query is the fallback."""
+    pattern = regex_pattern(query)
+    if pattern is not None:
+        return Classification(EXACT_MATCH, 1.0, REGEX_RULE, pattern)
     found = classify_question(query)
     if found.rule in TASK_SPAN_RULES and is_task_description(query, found.subject):
         return _result("task_description", found.subject)

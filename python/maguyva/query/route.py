@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from maguyva import config
 from maguyva.errors import QueryError
-from maguyva.query.classify import Classification
+from maguyva.query.classify import REGEX_RULE, Classification
 from maguyva.query.intents import (
     DIRECT_CONFIDENCE,
     EXACT_MATCH,
@@ -73,6 +73,8 @@ def request(text: str, classification: Classification) -> Query:
     walk_depth = None
     if intent in (FIND_REFERENCES, IMPACT_ANALYSIS) and subject:
         walk_depth = 1 if intent == FIND_REFERENCES else config.current().IMPACT_DEPTH
+    if classification.rule == REGEX_RULE:
+        return Query(text, classification, pattern=subject, line_spans=True)
     return Query(
         text,
         classification,

@@ -1,7 +1,7 @@
 //! The trigram index as a Python class. Searches release the GIL.
 
 use crate::error::to_py;
-use maguyva_core::trigram::{ChunkLayout, TrigramIndex as CoreIndex};
+use maguyva_core::trigram::{ChunkLayout, LiteralMatch, RegexSearch, TrigramIndex as CoreIndex};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -121,19 +121,18 @@ impl TrigramIndex {
     fn search(&self, py: Python<'_>, literal: Text, case_insensitive: bool) -> PyResult<LiteralMatches> {
         let literal = literal.into_bytes();
         let matches = py.detach(|| self.inner.search(&literal, case_insensitive)).map_err(to_py)?;
-        let mut line_offsets = Vec::with_capacity(matches.len() + 1);
-        line_offsets.push(0u64);
-        let mut lines = Vec::new();
-        for m in &matches {
-            lines.extend_from_slice(&m.lines);
-            line_offsets.push(lines.len() as u64);
-        }
-        Ok(LiteralMatches {
-            doc_ids: Array1::from_iter(matches.iter().map(|m| m.doc_id)).into_pyarray(py).unbind(),
-            counts: Array1::from_iter(matches.iter().map(|m| m.count)).into_pyarray(py).unbind(),
-            line_offsets: Array1::from_vec(line_offsets).into_pyarray(py).unbind(),
-            lines: Array1::from_vec(lines).into_pyarray(py).unbind(),
-        })
+        Ok(literal_matches(py, &matches))
+    }
+
+    /// Every document matching the regular expression `pattern` (the `regex` crate's syntax;
+    /// `^` and `$` match at line ends), as `search` answers a literal: the documents its
+    /// trigram plan allows are read and matched. ValueError for an invalid pattern or one past
+    /// the size limits.
+    #[pyo3(signature = (pattern, case_insensitive=false))]
+    fn search_regex(&self, py: Python<'_>, pattern: &str, case_insensitive: bool) -> PyResult<LiteralMatches> {
+        let search = RegexSearch::new(pattern, case_insensitive).map_err(to_py)?;
+        let matches = py.detach(|| self.inner.search_regex(&search)).map_err(to_py)?;
+        Ok(literal_matches(py, &matches))
     }
 
     /// Every line holding each of several literals, in one call: three flat arrays (term index,
@@ -346,3 +345,20 @@ impl LiteralMatches {
     }
 }
 
+
+/// Matches as the flat arrays of `LiteralMatches`.
+fn literal_matches(py: Python<'_>, matches: &[LiteralMatch]) -> LiteralMatches {
+    let mut line_offsets = Vec::with_capacity(matches.len() + 1);
+    line_offsets.push(0u64);
+    let mut lines = Vec::new();
+    for m in matches {
+        lines.extend_from_slice(&m.lines);
+        line_offsets.push(lines.len() as u64);
+    }
+    LiteralMatches {
+        doc_ids: Array1::from_iter(matches.iter().map(|m| m.doc_id)).into_pyarray(py).unbind(),
+        counts: Array1::from_iter(matches.iter().map(|m| m.count)).into_pyarray(py).unbind(),
+        line_offsets: Array1::from_vec(line_offsets).into_pyarray(py).unbind(),
+        lines: Array1::from_vec(lines).into_pyarray(py).unbind(),
+    }
+}

@@ -30,6 +30,8 @@ class Query:
     classification: Classification
     #: A literal to look for alone, as written (its case first); None: the question's terms.
     literal: str | None = None
+    #: A regular expression to match alone (`/pattern/`), in place of any literal or terms.
+    pattern: str | None = None
     #: Whether an answer is each line holding the terms, not the chunk around them.
     line_spans: bool = False
     #: Edges to walk from the named symbol to its dependants (1: its direct references); None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import bm25_scores, chunk_term_table
+from maguyva.errors import QueryError
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
@@ -66,7 +67,9 @@ class TextRetriever:
         if not terms or len(reader.chunk_file) == 0:
             return []
         n = len(reader.chunk_file)
-        if query.line_spans:
+        if query.pattern is not None:
+            chunks, lines, ids, tf = _by_regex(reader, query.pattern)
+        elif query.line_spans:
             chunks, lines, ids, tf = _by_lines(reader, terms)
         else:
             chunks = lines = np.zeros(0, dtype=np.int64)
@@ -89,6 +92,8 @@ class TextRetriever:
     def terms(query: Query) -> list[Term]:
         """An exact-match question looks for its literal alone, with its case (falling back to
         any case when that finds nothing); any other question for all its terms."""
+        if query.pattern is not None:
+            return [Term(query.pattern, True, 1.0)]  # one term: the lines the pattern matches
         if query.literal is not None:
             return [Term(query.literal, True, 1.0)]
         return query_terms(query.text)
@@ -140,6 +145,20 @@ def _by_lines(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.nd
     return chunks, lines, ids, tf_all[ids].astype(np.float64)
 
 
+def _by_regex(reader: IndexReader, pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """As `_by_lines` for the one term that is the regular expression `pattern`: every line a
+    match of it starts on. QueryError for a pattern that is invalid or past the limits."""
+    try:
+        docs, lines = reader.text.regex_lines(pattern)
+    except ValueError as err:
+        raise QueryError(str(err).removeprefix("invalid argument: ") or "invalid regular expression") from err
+    chunks, lines = _chunks_of_lines(reader, docs, lines)
+    n = len(reader.chunk_file)
+    tf_all = np.bincount(chunks, minlength=n)
+    ids = np.flatnonzero(tf_all)
+    return chunks, lines, ids, tf_all[ids].astype(np.float64).reshape(-1, 1)
+
+
 def _caseless_again(
     terms: list[Term], search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -188,10 +207,17 @@ def _line_chunks(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np
         [term.text for term in terms], [not term.case_sensitive for term in terms]
     )
     term_ids, docs, lines = term_ids.astype(np.int64), docs.astype(np.int64), lines.astype(np.int64)
+    keep = reader.file_chunk_offsets[docs] < reader.file_chunk_offsets[docs + 1]
+    chunks, lines = _chunks_of_lines(reader, docs, lines)
+    return term_ids[keep], chunks, lines
+
+
+def _chunks_of_lines(reader: IndexReader, docs: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk holding each (document, line), and the lines, without those of files with no
+    chunk (only blank lines). Within a file, the chunk holding a line is the last one starting
+    at or before it (a line in a gap between chunks goes to the chunk before the gap)."""
     first = reader.file_chunk_offsets[docs]
     last = reader.file_chunk_offsets[docs + 1] - 1
-    keep = first <= last  # a file with no chunk (only blank lines) holds no term
-    # Within a file, the chunk holding a line is the last one starting at or before it
-    # (a line in a gap between chunks goes to the chunk before the gap).
+    keep = first <= last
     position = np.searchsorted(reader.chunk_start_key, (docs << 32) + lines, side="right") - 1
-    return term_ids[keep], np.clip(position, first, last)[keep], lines[keep]
+    return np.clip(position, first, last)[keep], lines[keep]

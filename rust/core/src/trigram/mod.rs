@@ -29,6 +29,7 @@ mod format;
 mod merge;
 mod postings;
 mod query;
+mod regex;
 mod scan;
 mod words;
 
@@ -42,6 +43,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use build::BINARY_PROBE_LEN;
 pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkLayout};
+pub use regex::{RegexPlan, RegexSearch, MAX_PATTERN_BYTES as MAX_REGEX_BYTES};
 pub use format::{MAGIC as FORMAT_MAGIC, VERSION as FORMAT_VERSION};
 
 /// A built or loaded trigram index.

@@ -273,7 +273,7 @@ impl TrigramIndex {
     }
 
     /// (ordinal, count) for every document containing `term`, ascending.
-    fn count_term(&self, term: &[u8], case_insensitive: bool) -> Result<Vec<(u32, u32)>> {
+    pub(crate) fn count_term(&self, term: &[u8], case_insensitive: bool) -> Result<Vec<(u32, u32)>> {
         let candidates = self.candidates(term)?;
         if candidates.is_empty() {
             return Ok(Vec::new());
