@@ -68,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
         description="Search one or several repositories as one corpus. Each keeps its own index, which "
         "is built when missing and brought up to date (changed files re-indexed) before answering.",
     )
-    search.add_argument("query", help="the question, a name, or a \"quoted string\"")
+    search.add_argument("query", help="the question, a name, a \"quoted string\", or a regular expression "
+                        "written /pattern/ or regex:pattern (each matching line a result)")
     search.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                         help="repository roots, searched as one corpus (default: .)")
     search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")

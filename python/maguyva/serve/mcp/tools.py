@@ -202,7 +202,8 @@ TOOLS: dict[str, Tool] = {
             "Search code",
             "Search the indexed repositories with a question in plain words (\"how are failed requests "
             "retried\"), a symbol name (\"parseConfig\", \"Session.request\"), a \"quoted literal\" or error "
-            "token, a who-calls / what-breaks question, or a pasted snippet. The question is classified "
+            "token, a /regular expression/ (each matching line a result), a who-calls / what-breaks question, or "
+            "a pasted snippet. The question is classified "
             "(find_definition, find_references, impact_analysis, exact_match, understand_code, find_similar) "
             "and routed to the retrievers that suit it (semantic, text, structural, graph); results are code "
             "locations, one per file, best first, each with repository, path, 1-based inclusive line span, "
