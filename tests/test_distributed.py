@@ -29,7 +29,7 @@ from ray.cluster_utils import Cluster
 
 from maguyva.distributed import RayCorpus
 from maguyva.distributed.shards import split_by_path
-from maguyva.errors import RequestError, UnknownRepositoryError
+from maguyva.errors import OutsideRootsError, RequestError, UnknownRepositoryError
 from maguyva.serve.corpus import Corpus
 
 pytestmark = pytest.mark.ray
@@ -145,6 +145,8 @@ def test_every_intent_answers_as_the_single_process_corpus_does(distributed, pat
         assert far_at == near_at
         assert comparable(far_like.to_dict()) == comparable(near_like.to_dict())
         assert distributed.search("who calls retry", repo="queue").results == local.search("who calls retry", repo="queue").results
+        with pytest.raises(OutsideRootsError, match="outside"):
+            distributed.find_related("../elsewhere.py", 1)
         wanted = [("queue", "queue/jobs.py"), ("shop", "app/retry.py"), ("queue", "nowhere.py")]
         assert distributed.file_sizes(wanted) == local.file_sizes(wanted)
         assert [s["files"] for s in distributed.index_status()] == [s["files"] for s in local.index_status()]

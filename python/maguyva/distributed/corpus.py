@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from maguyva import config
 from maguyva.distributed.server import Reply, ShardServer, build_shard
 from maguyva.distributed.shards import MAX_SHARD_FILES, Shard, plan_repository
 from maguyva.errors import (
@@ -254,8 +255,6 @@ class RayCorpus:
             names = ", ".join(state.shard.repo for state, _ in found)
             raise RequestError(f"path {path!r} is in several repositories ({names}); name one with repo")
         owner, (location, text) = found[0]
-        from maguyva import config
-
         lines = text.splitlines()[: config.current().RELATED_MAX_LINES]
         snippet = "\n".join(lines)[: config.current().RELATED_MAX_CHARS]
         exclude = (owner.shard.name, location.chunk)

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from maguyva.distributed.shards import Shard
-from maguyva.errors import EmbeddingError, IndexStoreError, MaguyvaError, NotIndexedError, RequestError, ShardError
+from maguyva.errors import (
+    EmbeddingError,
+    IndexStoreError,
+    MaguyvaError,
+    NotIndexedError,
+    OutsideRootsError,
+    RequestError,
+    ShardError,
+)
 from maguyva.index.build import build_index
 from maguyva.index.freshness import in_scope
 from maguyva.serve import navigate
@@ -152,6 +160,10 @@ class ShardServer:
             assert served.repository is not None
             try:
                 _, relative = Corpus([served.repository]).locate(path)
+            except OutsideRootsError:
+                if Path(path).is_absolute():
+                    return None  # another shard's root may hold it
+                raise  # a relative path out of the root (`..`, a link) leaves every root
             except (NotIndexedError, RequestError):
                 return None
             if not in_scope(relative, frozenset(served.shard.scope)):
