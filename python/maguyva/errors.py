@@ -37,6 +37,11 @@ class OutsideRootsError(RequestError):
     """The question names a path outside every repository of the corpus."""
 
 
+class CloneError(RequestError):
+    """A repository given by URL could not be cloned or brought up to date (git missing, the
+    network or the repository unreachable)."""
+
+
 class NotIndexedError(RequestError):
     """The question names a file (or line) the index does not hold."""
 

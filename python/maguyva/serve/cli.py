@@ -71,7 +71,9 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("query", help="the question, a name, a \"quoted string\", or a regular expression "
                         "written /pattern/ or regex:pattern (each matching line a result)")
     search.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                        help="repository roots, searched as one corpus (default: .)")
+                        help="repository roots or git URLs (cloned shallowly into the cache folder), "
+                        "searched as one corpus (default: .)")
+    add_pull(search)
     search.add_argument("--top-k", type=int, default=10, help="how many results (default: 10)")
     search.add_argument("--preset", choices=["quick", "default", "thorough"], default="default",
                         help="quick: semantic only; default: semantic, text, structural; thorough: all four")
@@ -92,12 +94,25 @@ def parser() -> argparse.ArgumentParser:
         description=MCP_DESCRIPTION,
     )
     mcp.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                     help="repository roots to serve, searched as one corpus (default: .)")
+                     help="repository roots or git URLs to serve, searched as one corpus (default: .)")
+    add_pull(mcp)
     mcp.add_argument("--embedder", choices=["local", "voyage"], default="local",
                      help="embedding provider for repositories not indexed yet (default: local)")
     add_ray(mcp)
     mcp.set_defaults(run=run_mcp)
     return top
+
+
+def add_pull(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--pull", action="store_true",
+                         help="fetch the newest commit of the repositories given by URL before indexing them")
+
+
+def local_paths(args: argparse.Namespace) -> list[str]:
+    """The command's paths, each git URL replaced by its clone (made or updated first)."""
+    from maguyva.serve.clones import checkout, is_git_url
+
+    return [str(checkout(p, pull=args.pull)) if is_git_url(p) else p for p in args.paths]
 
 
 #: What `--ray` stands for when no address follows it: a local Ray, started for the command.
@@ -237,6 +252,7 @@ def run_search(args: argparse.Namespace) -> int:
     from maguyva.index.progress import Progress
     from maguyva.serve.corpus import Corpus
 
+    args.paths = local_paths(args)
     if args.ray is not None:
         if args.index_dir is not None:
             raise UsageError("--index-dir does not apply with --ray: each shard's index lives on its node")
@@ -277,6 +293,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from maguyva.serve.api import repository_root
     from maguyva.serve.mcp import serve  # the MCP SDK is imported only to serve
 
+    args.paths = local_paths(args)
     if args.ray is None:
         for path in args.paths:
             repository_root(path)  # a wrong path is reported now, not as every tool call's error
