@@ -220,7 +220,7 @@ def test_stdio_session_lists_and_calls_every_tool(roots, tmp_path):
             assert tool.output_schema is not None and tool.annotations.read_only_hint
         by_name = {t.name: t for t in listed}
         assert by_name["search"].input_schema["required"] == ["query"]
-        assert set(by_name["search"].input_schema["properties"]) == {"query", "repo", "top_k", "preset"}
+        assert set(by_name["search"].input_schema["properties"]) == {"query", "repo", "top_k", "preset", "paths", "languages"}
 
         # The client checks every structured result against the tool's output schema.
         out = structured(await session.call_tool("search", {"query": "where is parse_config defined"}))

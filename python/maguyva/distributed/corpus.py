@@ -54,6 +54,7 @@ from maguyva.serve.corpus import (
     RepositoryWalk,
     check_options,
     distinct_names,
+    filtered_repo,
     merge_answers,
     merge_definitions,
     merge_walks,
@@ -231,7 +232,7 @@ class RayCorpus:
         if not query.strip():
             raise RequestError("the query is empty")
         check_options(top_k, preset, ranking)
-        return self._search(self._select(repo), query, top_k, preset, ranking, None, deadline)
+        return self._search(self._select(filtered_repo(query, repo)), query, top_k, preset, ranking, None, deadline)
 
     def find_related(
         self, path: str, line: int, *, repo: str | None = None, top_k: int = 10, preset: str = "default",

@@ -59,6 +59,8 @@ class SearchResponse:
     #: The strategy planned for the question ("direct" or "rrf"), before a direct answer that
     #: found nothing fell back to fusing.
     planned_strategy: str = ""
+    #: The filters written in the question or given as arguments (`Filters.to_dict()`).
+    filters: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dictionary (the `--json` output of the command line)."""
@@ -91,4 +93,5 @@ class SearchResponse:
                 }
                 for h in self.results
             ],
+            **({"filters": self.filters} if self.filters else {}),
         }

@@ -5,20 +5,23 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 # Imported here, once, not by numpy on a search's first np.unique: numpy.ma's import parses
 # Python (inspect.signature), and CPython 3.11's AST builder shares its recursion depth between
 # threads, so that import in one search thread beside any parsing in another can fail with
 # SystemError.
+import numpy as np
 import numpy.ma  # noqa: F401
 
 from maguyva import config
 from maguyva.embed import Embedder, make_embedder
 from maguyva.errors import QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
-from maguyva.query import present, rank, route
+from maguyva.index.symbols import defined_as, symbol_table
+from maguyva.query import filters, present, rank, route
 from maguyva.query.classify import Classification, classify
 from maguyva.query.fuse import fuse_modalities
 from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
@@ -43,6 +46,10 @@ def check_query_length(query: str) -> None:
         raise QueryTooLongError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
 
 
+#: Chunk masks of the filters asked most recently, kept by each searcher.
+_KEPT_FILTER_MASKS = 32
+
+
 class Searcher:
     """Answers questions over one opened index. Safe to call from several threads."""
 
@@ -55,6 +62,8 @@ class Searcher:
         tuning: config.Tuning | None = None,
     ):
         self.reader = reader
+        self._masks: dict[filters.Filters, np.ndarray | None] = {}
+        self._masks_lock = threading.Lock()
         #: The tuned numbers every question is answered with (`config.DEFAULT` unless given).
         self.tuning = tuning or config.DEFAULT
         #: The post-fusion signals of `rerank` (None: fusion's order as it is, for comparison).
@@ -87,10 +96,19 @@ class Searcher:
             return self._embedder
 
     def search(
-        self, query: str, top_k: int = 10, preset: str = "default", ranking: str = DEFAULT_RANKING
+        self,
+        query: str,
+        top_k: int = 10,
+        preset: str = "default",
+        ranking: str = DEFAULT_RANKING,
+        *,
+        paths: Sequence[str] = (),
+        languages: Sequence[str] = (),
     ) -> SearchResponse:
         """`ranking` "learned" weighs the post-fusion signals by `self.ranker`, "hand" by the
-        hand-set numbers of `rerank` (kept for comparison)."""
+        hand-set numbers of `rerank` (kept for comparison). Filters written in the question
+        (`maguyva.query.filters`), and `paths` and `languages` as `path:` and `lang:` filters,
+        restrict every modality and every result."""
         check_query_length(query)
         if ranking not in RANKINGS:
             raise QueryError(f"unknown ranking {ranking!r}; use one of {', '.join(RANKINGS)}")
@@ -98,15 +116,23 @@ class Searcher:
             raise QueryError("the query is empty")
         if top_k < 1:
             raise QueryError(f"top_k must be at least 1, not {top_k}")
+        asked, question = filters.parse(query)
+        asked = asked.merged(paths=tuple(paths), languages=tuple(languages))
+        if asked and not question.strip():
+            raise QueryError("the query holds only filters; add what to look for")
         with config.using(self.tuning):
-            return self._search(query, top_k, preset, ranking)
+            return self._search(question, top_k, preset, ranking, asked)
 
-    def _search(self, query: str, top_k: int, preset: str, ranking: str) -> SearchResponse:
+    def _search(
+        self, query: str, top_k: int, preset: str, ranking: str, asked: filters.Filters = filters.Filters()
+    ) -> SearchResponse:
         started = time.perf_counter()
         classification = classify(query)
         plan = route.plan(query, classification, preset)
         planned = plan.strategy
         request = route.request(query, classification)
+        if asked:
+            request = replace(request, allowed=self._allowed(asked), case_sensitive=asked.case_sensitive)
         limit = max(top_k * config.current().CANDIDATES_PER_RESULT, config.current().MIN_CANDIDATES)
         lists, timings = self._retrieve(plan, request, limit)
         if plan.strategy == "direct" and not any(lists.values()) and preset != "quick":
@@ -115,7 +141,7 @@ class Searcher:
             lists, more = self._retrieve(plan, request, limit)
             timings.update(more)
         ranked_by: Ranking = LearnedRanking(self.ranker) if ranking == "learned" else HandSetRanking()
-        hits = self._fuse(plan, query, classification, lists, top_k, ranked_by)
+        hits = self._fuse(plan, query, classification, lists, top_k, ranked_by, request.allowed)
         return SearchResponse(
             query=query,
             intent=classification.intent,
@@ -130,6 +156,7 @@ class Searcher:
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             timings_ms=timings,
             planned_strategy=planned,
+            filters=asked.to_dict(),
         )
 
     def _retrieve(
@@ -160,6 +187,7 @@ class Searcher:
         lists: dict[str, list[Candidate]],
         top_k: int,
         ranking: Ranking,
+        allowed: np.ndarray | None = None,
     ) -> list[Hit]:
         """The top results, fused (`fuse_modalities`). The intents that answer with places to read
         (`ONE_RESULT_PER_FILE`) keep one chunk per file (more only when the candidates hold fewer
@@ -204,6 +232,8 @@ class Searcher:
         spans = present.answer_spans(classification.intent, lists)
         hits: list[Hit] = []
         for chunk in order:
+            if allowed is not None and not allowed[chunk]:
+                continue  # brought by a post-fusion signal from outside the filters
             # A file's place, its score and what made it are its best chunk's, whichever chunk it shows.
             placer = placed_by.get(chunk, chunk)
             features = ranked.explain(placer) if ranked is not None and ranked.explain is not None else None
@@ -214,6 +244,22 @@ class Searcher:
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
+
+    def _allowed(self, asked: filters.Filters) -> np.ndarray | None:
+        """The chunks `asked` keeps, kept for the next questions with the same filters."""
+        with self._masks_lock:
+            if asked in self._masks:
+                return self._masks[asked]
+        defining = None
+        if asked.symbol is not None:
+            table = symbol_table(self.reader)
+            defining = [chunk for s in defined_as(table, asked.symbol) if (chunk := table.chunk[s]) >= 0]
+        allowed = filters.allowed_chunks(self.reader, asked, defining)
+        with self._masks_lock:
+            if len(self._masks) >= _KEPT_FILTER_MASKS:
+                self._masks.pop(next(iter(self._masks)))  # the oldest
+            self._masks[asked] = allowed
+        return allowed
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from maguyva import config
@@ -48,16 +48,25 @@ class Index:
         self._freshness_lock = threading.Lock()
 
     def search(
-        self, query: str, top_k: int = 10, preset: str = "default", ranking: str = DEFAULT_RANKING
+        self,
+        query: str,
+        top_k: int = 10,
+        preset: str = "default",
+        ranking: str = DEFAULT_RANKING,
+        *,
+        paths: Sequence[str] = (),
+        languages: Sequence[str] = (),
     ) -> SearchResponse:
         """Answer `query` with at most `top_k` results, one per file, best first.
 
         `preset` is "quick" (semantic only), "default" (semantic, text, structural) or
         "thorough" (all four modalities). `ranking` is "learned" (the shipped model weighs the
         ranking signals) or "hand" (their hand-set weights, for comparison). Safe to call from
-        several threads.
+        several threads. Filters in the question (`lang:go path:internal/ retry`, see
+        `maguyva.query.filters`) and `paths` (prefixes or globs) and `languages` restrict every
+        modality and every result.
         """
-        return self.searcher.search(query, top_k=top_k, preset=preset, ranking=ranking)
+        return self.searcher.search(query, top_k=top_k, preset=preset, ranking=ranking, paths=paths, languages=languages)
 
     @property
     def searcher(self) -> Searcher:

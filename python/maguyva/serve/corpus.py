@@ -38,6 +38,7 @@ from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import SEPARATORLESS
+from maguyva.query import filters
 from maguyva.query.fuse import fuse_rankings
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
@@ -287,6 +288,7 @@ class Corpus:
         if not query.strip():
             raise RequestError("the query is empty")
         check_options(top_k, preset, ranking)
+        repo = filtered_repo(query, repo)
         repositories, refreshes = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
             return self._answer(opened, query, top_k, preset, refreshes, ranking=ranking)
@@ -683,6 +685,16 @@ def distinct_names(roots: Sequence[Path]) -> list[str]:
                 grew = True
         if not grew:
             return [str(r) for r in roots]
+
+
+def filtered_repo(query: str, repo: str | None) -> str | None:
+    """The repository asked for: `repo`, or the question's `repo:` filter (they must agree)."""
+    asked = filters.parse(query)[0].repo
+    if asked is None or asked == repo:
+        return repo
+    if repo is not None:
+        raise RequestError(f"the question asks for repo:{asked} but the repository given is {repo}")
+    return asked
 
 
 def check_options(top_k: int, preset: str, ranking: str = DEFAULT_RANKING) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from maguyva.index.reader import IndexReader
 from maguyva.query.classify import Classification
 
@@ -32,6 +34,11 @@ class Query:
     literal: str | None = None
     #: A regular expression to match alone (`/pattern/`), in place of any literal or terms.
     pattern: str | None = None
+    #: The chunks the question's filters keep (`maguyva.query.filters`), as a bool array over
+    #: chunks; None: every chunk.
+    allowed: np.ndarray | None = None
+    #: The question's terms are matched with their case only (`case:yes`).
+    case_sensitive: bool = False
     #: Whether an answer is each line holding the terms, not the chunk around them.
     line_spans: bool = False
     #: Edges to walk from the named symbol to its dependants (1: its direct references); None:

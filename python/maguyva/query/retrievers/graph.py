@@ -32,6 +32,13 @@ class GraphRetriever:
     name = "graph"
 
     def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
+        found = self._walk(reader, query, limit)
+        if query.allowed is None:
+            return found
+        allowed = query.allowed
+        return [c for c in found if allowed[c.chunk]]
+
+    def _walk(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
         subject = query.classification.subject
         if query.walk_depth is not None and subject:
             return _dependants(reader, symbol_nodes(reader, subject), query.walk_depth, limit)

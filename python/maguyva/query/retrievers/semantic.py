@@ -37,6 +37,14 @@ class SemanticRetriever:
             return []
         code = self._embedder().embed_query(query.text)
         bare = bare_chunks(reader)
+        if query.allowed is not None:
+            # Only the chunks the filters keep are compared: a filtered question scans less.
+            rows = np.flatnonzero(query.allowed & ~bare)
+            if not len(rows):
+                return []
+            found, distances = hamming_top_k(reader.codes[rows], code, min(limit, len(rows)))
+            bits = reader.codes.shape[1] * 8
+            return [Candidate(int(rows[r]), 1.0 - d / bits) for r, d in zip(found.tolist(), distances.tolist())]
         # Nearest chunks, more of them until `limit` remain once the bare ones are left out.
         wanted = limit
         while True:

@@ -91,6 +91,9 @@ class StructuralRetriever:
             if question and _chunk_count(table, matches, family if strict else None) < limit:
                 for symbol, quality in table.words().score(question, family if strict else None, limit * 2 + 8):
                     matches.setdefault(symbol, (QUESTION_WORDS, quality))
+        if query.allowed is not None:
+            allowed = query.allowed
+            matches = {s: m for s, m in matches.items() if (chunk := int(table.chunk[s])) >= 0 and allowed[chunk]}
         return _rank(table, matches, kind, strict, limit)
 
 

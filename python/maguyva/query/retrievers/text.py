@@ -37,9 +37,10 @@ class Term:
     weight: float
 
 
-def query_terms(query: str) -> list[Term]:
+def query_terms(query: str, keep_case: bool = False) -> list[Term]:
     """The literals of a query: quoted phrases whole and case-sensitive, other words
-    case-insensitive (stopwords dropped unless nothing else is left), identifiers' parts too."""
+    case-insensitive (stopwords dropped unless nothing else is left), identifiers' parts too;
+    with `keep_case` (`case:yes`), every word as written and case-sensitive, without parts."""
     terms: dict[tuple[str, bool], Term] = {}
     for match in _QUOTED.finditer(query):
         phrase = next(g for g in match.groups() if g)
@@ -48,6 +49,9 @@ def query_terms(query: str) -> list[Term]:
     words = _WORD.findall(rest)
     kept = [w for w in words if w.lower() not in LITERAL_STOPWORDS] or (words if not terms else [])
     for word in kept:
+        if keep_case:
+            terms.setdefault((word, True), Term(word, True, 1.0))
+            continue
         terms.setdefault((word.lower(), False), Term(word.lower(), False, 1.0))
         parts = literal_parts(word)
         if len(parts) > 1:
@@ -67,13 +71,21 @@ class TextRetriever:
         if not terms or len(reader.chunk_file) == 0:
             return []
         n = len(reader.chunk_file)
+        # case:yes keeps every term to its case: no second look in any case.
+        any_case = not query.case_sensitive
         if query.pattern is not None:
             chunks, lines, ids, tf = _by_regex(reader, query.pattern)
         elif query.line_spans:
-            chunks, lines, ids, tf = _by_lines(reader, terms)
+            chunks, lines, ids, tf = _by_lines(reader, terms, any_case)
         else:
             chunks = lines = np.zeros(0, dtype=np.int64)
-            ids, tf = _by_chunk_counts(reader, terms)
+            ids, tf = _by_chunk_counts(reader, terms, any_case)
+        if query.allowed is not None:
+            kept = query.allowed[ids]
+            ids, tf = ids[kept], tf[kept]
+            if len(chunks):
+                inside = query.allowed[chunks]
+                chunks, lines = chunks[inside], lines[inside]
         if len(ids) == 0:
             return []
         document_frequency = np.count_nonzero(tf, axis=0)
@@ -96,7 +108,7 @@ class TextRetriever:
             return [Term(query.pattern, True, 1.0)]  # one term: the lines the pattern matches
         if query.literal is not None:
             return [Term(query.literal, True, 1.0)]
-        return query_terms(query.text)
+        return query_terms(query.text, keep_case=query.case_sensitive)
 
 
 @per_reader
@@ -116,11 +128,11 @@ def best_first(ids: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
     return kept[np.lexsort((ids[kept], -scores[kept]))][:limit]
 
 
-def _by_chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray]:
+def _by_chunk_counts(reader: IndexReader, terms: list[Term], any_case: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The chunks holding a term, ascending, and how many of each term's lines each holds
     (`tf[i, t]`), counted in the core: a common word's every line never reaches Python, and the
     table is made there too."""
-    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked))
+    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked), any_case)
     ids, tf = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
     return ids.astype(np.int64), tf
 
@@ -134,11 +146,13 @@ def _chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, n
     return found_terms, chunks, counts
 
 
-def _by_lines(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _by_lines(
+    reader: IndexReader, terms: list[Term], any_case: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """As `_by_chunk_counts`, from every matching line, which are returned too (chunk, line),
     for the answer's spans."""
     n, width = len(reader.chunk_file), len(terms)
-    term_ids, chunks, lines = _caseless_again(terms, lambda asked: _line_chunks(reader, asked))
+    term_ids, chunks, lines = _caseless_again(terms, lambda asked: _line_chunks(reader, asked), any_case)
     # One dense count table, built without a Python loop over chunks: entry (chunk, term).
     tf_all = np.bincount(chunks * width + term_ids, minlength=n * width).reshape(n, width)
     ids = np.flatnonzero(tf_all.any(axis=1))
@@ -160,11 +174,13 @@ def _by_regex(reader: IndexReader, pattern: str) -> tuple[np.ndarray, np.ndarray
 
 
 def _caseless_again(
-    terms: list[Term], search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]]
+    terms: list[Term], search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]], any_case: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`search(terms)`: (the index of the term each row found, two more columns); then a quoted
     phrase that occurs nowhere with its case is looked for in any case, its rows added."""
     found_terms, first, second = search(terms)
+    if not any_case:
+        return found_terms, first, second
     retry = [t for t, term in enumerate(terms) if term.case_sensitive and not (found_terms == t).any()]
     if not retry:
         return found_terms, first, second

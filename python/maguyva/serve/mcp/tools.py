@@ -54,7 +54,10 @@ class Tool:
 
 
 def run_search(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
-    answer = corpus.search(args["query"], top_k=args["top_k"], preset=args["preset"], repo=args.get("repo"))
+    # The arguments are the query's own filters, written as such (values hold no spaces).
+    written = [f"path:{p}" for p in args.get("paths", [])] + [f"lang:{name}" for name in args.get("languages", [])]
+    query = " ".join([*written, args["query"]])
+    answer = corpus.search(query, top_k=args["top_k"], preset=args["preset"], repo=args.get("repo"))
     return {"query": args["query"], **_answer(answer)}
 
 
@@ -217,6 +220,14 @@ TOOLS: dict[str, Tool] = {
                     "repo": REPO_ARGUMENT,
                     "top_k": TOP_K_ARGUMENT,
                     "preset": PRESET_ARGUMENT,
+                    "paths": {"type": "array", "maxItems": 20,
+                              "items": {"type": "string", "minLength": 1, "pattern": "^\\S+$"},
+                              "description": "Only files under these path prefixes or matching these globs "
+                              "(\"internal/\", \"**/*_test.go\"); the query's own path: filter."},
+                    "languages": {"type": "array", "maxItems": 20,
+                                  "items": {"type": "string", "minLength": 1, "pattern": "^\\S+$"},
+                                  "description": "Only files in these languages (\"python\", \"go\", \"ts\"; "
+                                  "\"text\" for files of no parsed language); the query's own lang: filter."},
                 },
                 ["query"],
             ),

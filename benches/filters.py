@@ -1,0 +1,78 @@
+"""How much faster a filtered question is than the same question unfiltered.
+
+    python benches/filters.py ROOT [--index-dir DIR] [--queries BENCH] [--questions 60]
+
+The filter is `path:FOLDER/` for the top-level folder of ROOT whose share of the files is
+nearest 10%, and `lang:L` for the language nearest 10%. Each question (the first of the
+benchmark's annotations, or a few built in) is asked once untimed, then three times timed,
+unfiltered and filtered, with the default preset; p50 of each and their ratio. Every filtered
+result is checked to lie inside the filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+from maguyva import Index
+from maguyva.query.filters import parse, path_matches
+
+
+def questions(bench: Path | None, limit: int) -> list[str]:
+    if bench is None:
+        return ["how are errors reported", "where is the configuration parsed", "retry with backoff"]
+    found: list[str] = []
+    for path in sorted((bench / "annotations").glob("*.json")):
+        found.extend(q["query"] for q in json.loads(path.read_text()))
+    return found[:limit]
+
+
+def p50(index: Index, asked: list[str], prefix: str) -> float:
+    for question in asked:
+        index.search(prefix + question)
+    times = []
+    for _ in range(3):
+        for question in asked:
+            started = time.perf_counter()
+            index.search(prefix + question)
+            times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--index-dir", type=Path)
+    parser.add_argument("--queries", type=Path)
+    parser.add_argument("--questions", type=int, default=60)
+    args = parser.parse_args()
+    index = Index.build(args.root, index_dir=args.index_dir)
+    files = index.reader.files
+    asked = questions(args.queries, args.questions)
+    folders = Counter(f.path.split("/", 1)[0] for f in files if "/" in f.path)
+    languages = Counter(f.language or "text" for f in files)
+    folder = min(folders, key=lambda name: abs(folders[name] / len(files) - 0.10))
+    language = min(languages, key=lambda name: abs(languages[name] / len(files) - 0.10))
+    whole = p50(index, asked, "")
+    print(f"{len(files)} files, {len(asked)} questions; unfiltered p50 {whole:.2f} ms")
+    for written, share in ((f"path:{folder}/", folders[folder]), (f"lang:{language}", languages[language])):
+        filters, _ = parse(written + " x")
+        for question in asked:
+            for hit in index.search(f"{written} {question}").results:
+                file = next(f for f in files if f.path == hit.path)
+                if filters.paths and not any(path_matches(hit.path, p) for p in filters.paths):
+                    raise SystemExit(f"{hit.path} is outside {written}")
+                if filters.languages and (file.language or "text") not in filters.languages:
+                    raise SystemExit(f"{hit.path} is outside {written}")
+        filtered = p50(index, asked, written + " ")
+        print(f"{written:<24} {share / len(files):6.1%} of the files: p50 {filtered:.2f} ms, "
+              f"{whole / filtered:.2f}x faster; every result inside the filter")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
