@@ -1,4 +1,4 @@
-"""`RayCorpus`: a corpus indexed by Ray tasks and served by Ray actors, one per shard.
+"""`RayCorpus`: a corpus indexed by Ray tasks and served by Ray actors (up to eight shards each).
 
     with RayCorpus.build(["path/a", "path/b"], address=None) as corpus:   # None: a local Ray
         answer = corpus.search("how are retries scheduled", top_k=10)
