@@ -136,3 +136,20 @@ def test_the_agent_search_tool_takes_paths_and_languages(tmp_path, monkeypatch):
         assert {r["path"] for r in found["results"]} == {"web/src/retry.ts", "docs/retry.md"}
         with pytest.raises(ToolFailure):
             call_tool(corpus, "search", {"query": "retry", "paths": ["has space/"]})
+
+
+def test_the_text_modality_counts_only_the_allowed_chunks_and_counts_them_the_same(index):
+    import numpy as np
+
+    from maguyva.query.filters import allowed_chunks
+    from maguyva.query.retrievers.text import _by_chunk_counts, query_terms
+
+    reader = index.reader
+    terms = query_terms("retry failed postings ETIMEDOUT entry")
+    every_ids, every_tf = _by_chunk_counts(reader, terms)
+    for written in FILTERS:
+        allowed = allowed_chunks(reader, parse(f"{written} x")[0])
+        assert allowed is not None
+        ids, tf = _by_chunk_counts(reader, terms, allowed=allowed)
+        kept = allowed[every_ids]
+        assert np.array_equal(ids, every_ids[kept]) and np.array_equal(tf, every_tf[kept]), written

@@ -79,7 +79,7 @@ class TextRetriever:
             chunks, lines, ids, tf = _by_lines(reader, terms, any_case)
         else:
             chunks = lines = np.zeros(0, dtype=np.int64)
-            ids, tf = _by_chunk_counts(reader, terms, any_case)
+            ids, tf = _by_chunk_counts(reader, terms, any_case, query.allowed)
         if query.allowed is not None:
             kept = query.allowed[ids]
             ids, tf = ids[kept], tf[kept]
@@ -128,21 +128,35 @@ def best_first(ids: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
     return kept[np.lexsort((ids[kept], -scores[kept]))][:limit]
 
 
-def _by_chunk_counts(reader: IndexReader, terms: list[Term], any_case: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _by_chunk_counts(
+    reader: IndexReader, terms: list[Term], any_case: bool = True, allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The chunks holding a term, ascending, and how many of each term's lines each holds
     (`tf[i, t]`), counted in the core: a common word's every line never reaches Python, and the
-    table is made there too."""
-    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked), any_case)
+    table is made there too. With `allowed` (a filter's chunks), the core is given only those
+    chunks, and does not read the documents left without any."""
+    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked, allowed), any_case)
     ids, tf = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
     return ids.astype(np.int64), tf
 
 
-def _chunk_counts(reader: IndexReader, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _chunk_counts(
+    reader: IndexReader, terms: list[Term], allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(term index, chunk, count), uint32, by term then chunk."""
+    if allowed is None:
+        start_key, file_offsets, kept = reader.chunk_start_key, reader.file_chunk_offsets, None
+    else:
+        # The allowed chunks alone, numbered among themselves (a file's chunks stay together).
+        kept = np.flatnonzero(allowed)
+        start_key = np.ascontiguousarray(reader.chunk_start_key[kept])
+        per_file = np.bincount(np.asarray(reader.chunk_file)[kept].astype(np.int64), minlength=len(reader.files))
+        file_offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_file, dtype=np.int64)])
     found_terms, chunks, counts = reader.text.chunk_line_counts(
-        [term.text for term in terms], [not term.case_sensitive for term in terms],
-        reader.chunk_start_key, reader.file_chunk_offsets,
+        [term.text for term in terms], [not term.case_sensitive for term in terms], start_key, file_offsets,
     )  # fmt: skip
+    if kept is not None:
+        chunks = kept[chunks.astype(np.int64)].astype(chunks.dtype)
     return found_terms, chunks, counts
 
 

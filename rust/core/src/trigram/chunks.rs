@@ -64,7 +64,14 @@ impl TrigramIndex {
                     return Err(error);
                 }
             }
-            LiteralPlan::Verify(candidates) => {
+            LiteralPlan::Verify(mut candidates) => {
+                // A document the layout gives no chunk (a filtered question leaves files out
+                // this way) adds no count: it is not read.
+                let offsets = layout.file_offsets;
+                candidates.retain(|&ordinal| {
+                    let doc = self.id_at(ordinal as usize) as usize;
+                    doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
+                });
                 for m in self.verify(literal, case_insensitive, &candidates)? {
                     counter.add(m.doc_id, &m.lines)?;
                 }
