@@ -51,11 +51,18 @@ impl TrigramIndex {
     /// (chunk, count) of one term, by ascending chunk.
     fn term_chunk_counts(&self, literal: &[u8], case_insensitive: bool, layout: ChunkLayout<'_>) -> Result<Vec<(u32, u32)>> {
         let mut counter = ChunkCounter::new(layout);
-        match self.plan_literal(literal, case_insensitive)? {
+        // A document the layout gives no chunk (a filtered question leaves files out this way)
+        // adds no count: it is neither read nor weighed in the plan.
+        let offsets = layout.file_offsets;
+        let chunked = |ordinal: u32| {
+            let doc = self.id_at(ordinal as usize) as usize;
+            doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
+        };
+        match self.plan_literal_among(literal, case_insensitive, &chunked)? {
             LiteralPlan::Nothing => {}
             LiteralPlan::Words(words) => {
                 let mut failed = None;
-                self.for_each_word_match(&words, true, |ordinal, _, lines| {
+                self.for_each_word_match(&words, true, chunked, |ordinal, _, lines| {
                     if failed.is_none() {
                         failed = counter.add(self.id_at(ordinal as usize), lines).err();
                     }
@@ -64,14 +71,7 @@ impl TrigramIndex {
                     return Err(error);
                 }
             }
-            LiteralPlan::Verify(mut candidates) => {
-                // A document the layout gives no chunk (a filtered question leaves files out
-                // this way) adds no count: it is not read.
-                let offsets = layout.file_offsets;
-                candidates.retain(|&ordinal| {
-                    let doc = self.id_at(ordinal as usize) as usize;
-                    doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
-                });
+            LiteralPlan::Verify(candidates) => {
                 for m in self.verify(literal, case_insensitive, &candidates)? {
                     counter.add(m.doc_id, &m.lines)?;
                 }
@@ -260,6 +260,33 @@ mod tests {
         assert_eq!(counted, count_by_chunk(&listed, layout).unwrap());
         // Document 0: lines 2 and 4 in chunks 0 and 1, then line 46 ("return returns", once).
         assert_eq!((counted.chunks[..3].to_vec(), counted.counts[..3].to_vec()), (vec![0, 1, 2], vec![1, 1, 1]));
+    }
+
+    #[test]
+    fn a_layout_leaving_documents_out_counts_the_rest_as_the_whole_does() {
+        // Unfiltered, "return" is answered from word postings; with one document in ten kept,
+        // reading those documents is cheaper, and the counts of the kept chunks must not change.
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(40);
+        let doc = |i: usize| format!("fn f{i}() {{\n    return x;\n}}\n{filler}{}", "return returns\n".repeat(i % 4)).into_bytes();
+        let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
+        let candidates = index.candidates(b"return").unwrap();
+        assert!(index.words_worth_reading(b"return", true, &candidates).is_some());
+        let every: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 20)]).collect();
+        let some: Vec<(u32, u32)> = every.iter().copied().filter(|&(d, _)| d % 10 == 3).collect();
+        let terms: [(&[u8], bool); 3] = [(b"return", true), (b"RETURNS", false), (b"gamma", false)];
+        let (keys, offsets) = layout_of(&every, 200);
+        let whole = index.chunk_line_counts(&terms, ChunkLayout { start_key: &keys, file_offsets: &offsets }).unwrap();
+        let (some_keys, some_offsets) = layout_of(&some, 200);
+        let part = index.chunk_line_counts(&terms, ChunkLayout { start_key: &some_keys, file_offsets: &some_offsets }).unwrap();
+        // Chunk c of the partial layout is chunk `every.position(some[c])` of the whole one.
+        let mut expected = ChunkCounts::default();
+        for ((&term, &chunk), &count) in whole.terms.iter().zip(&whole.chunks).zip(&whole.counts) {
+            if let Some(at) = some.iter().position(|&c| c == every[chunk as usize]) {
+                push(&mut expected, term, at as u32, count);
+            }
+        }
+        assert!(!expected.terms.is_empty());
+        assert_eq!(part, expected);
     }
 
     #[test]

@@ -194,10 +194,18 @@ impl TrigramIndex {
     /// How `literal` is to be answered: from nothing, from the posting lists of the words
     /// holding it, or by verifying the documents its trigrams allow.
     pub(crate) fn plan_literal(&self, literal: &[u8], case_insensitive: bool) -> Result<LiteralPlan> {
+        self.plan_literal_among(literal, case_insensitive, |_| true)
+    }
+
+    /// [`Self::plan_literal`] for the documents (ordinals) `wanted` keeps: a question restricted
+    /// to a few documents weighs reading them against searching the vocabulary, and reads them
+    /// when that is cheaper, which it is for most filtered questions.
+    pub(crate) fn plan_literal_among(&self, literal: &[u8], case_insensitive: bool, wanted: impl Fn(u32) -> bool) -> Result<LiteralPlan> {
         if literal.is_empty() {
             return Err(Error::InvalidArgument("the search literal is empty".to_string()));
         }
-        let candidates = self.candidates(literal)?;
+        let mut candidates = self.candidates(literal)?;
+        candidates.retain(|&ordinal| wanted(ordinal));
         if candidates.is_empty() {
             return Ok(LiteralPlan::Nothing);
         }
@@ -368,16 +376,23 @@ impl TrigramIndex {
     /// count, lines) by ascending ordinal, lines left empty unless `with_lines`.
     fn word_matches(&self, words: &[(u32, u32)], with_lines: bool) -> Result<Vec<(u32, u32, Vec<u32>)>> {
         let mut matches = Vec::new();
-        self.for_each_word_match(words, with_lines, |ordinal, count, lines| matches.push((ordinal, count, lines.to_vec())))?;
+        self.for_each_word_match(words, with_lines, |_| true, |ordinal, count, lines| matches.push((ordinal, count, lines.to_vec())))?;
         Ok(matches)
     }
 
     /// [`word_matches`](Self::word_matches) handed to `each` one document at a time, by
     /// ascending ordinal, its lines in a buffer reused for the next: no allocation per document.
-    pub(crate) fn for_each_word_match(&self, words: &[(u32, u32)], with_lines: bool, mut each: impl FnMut(u32, u32, &[u32])) -> Result<()> {
+    /// Only the documents (ordinals) `wanted` keeps are handed over, and only theirs are merged.
+    pub(crate) fn for_each_word_match(
+        &self,
+        words: &[(u32, u32)],
+        with_lines: bool,
+        wanted: impl Fn(u32) -> bool + Sync,
+        mut each: impl FnMut(u32, u32, &[u32]),
+    ) -> Result<()> {
         let decoded: Vec<DecodedWord> = words
             .par_iter()
-            .map(|&(word, occurrences)| self.decode_word(word as usize, occurrences, with_lines))
+            .map(|&(word, occurrences)| self.decode_word(word as usize, occurrences, with_lines, &wanted))
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| self.malformed(e))?;
         // (ordinal, word, entry) of every entry, grouped by document: placed by a counting sort
@@ -433,11 +448,18 @@ impl TrigramIndex {
         Ok(())
     }
 
-    /// Decodes the posting list of `word`, which holds the literal `occurrences` times.
-    fn decode_word(&self, word: usize, occurrences: u32, with_lines: bool) -> std::result::Result<DecodedWord, Malformed> {
+    /// Decodes the posting list of `word`, which holds the literal `occurrences` times, keeping
+    /// the entries of the documents `wanted` keeps.
+    fn decode_word(&self, word: usize, occurrences: u32, with_lines: bool, wanted: &impl Fn(u32) -> bool) -> std::result::Result<DecodedWord, Malformed> {
         let mut list = WordPostings::new(self.word_posting_list(word), self.layout.docs);
         let mut decoded = DecodedWord { ordinals: Vec::new(), counts: Vec::new(), line_ends: Vec::new(), lines: Vec::new() };
+        let mut kept_lines = 0;
         while let Some(entry) = list.next_entry(with_lines.then_some(&mut decoded.lines))? {
+            if !wanted(entry.ordinal) {
+                decoded.lines.truncate(kept_lines); // read past, as the list allows no skipping
+                continue;
+            }
+            kept_lines = decoded.lines.len();
             decoded.ordinals.push(entry.ordinal);
             decoded.counts.push(u64::from(entry.count) * u64::from(occurrences));
             decoded.line_ends.push(decoded.lines.len());
