@@ -153,3 +153,23 @@ def test_the_text_modality_counts_only_the_allowed_chunks_and_counts_them_the_sa
         ids, tf = _by_chunk_counts(reader, terms, allowed=allowed)
         kept = allowed[every_ids]
         assert np.array_equal(ids, every_ids[kept]) and np.array_equal(tf, every_tf[kept]), written
+
+
+def test_the_structural_modality_ranks_inside_the_filter(tmp_path):
+    """A filtered question's definitions are the best inside the filter, even when many better
+    named ones outside it would fill every list the tiers keep before the filter."""
+    from maguyva.query.classify import classify
+    from maguyva.query.filters import allowed_chunks
+    from maguyva.query.retrievers.base import Query
+    from maguyva.query.retrievers.structural import StructuralRetriever
+
+    tree = {f"core/meter_{i}.py": f"def meter_reading_{i}(x):\n    return x + {i}\n" for i in range(90)}
+    tree["plugins/solar.py"] = "def solar_panel_meter_reading_export(x):\n    return x\n"
+    tree["plugins/wind.py"] = "def wind_turbine_meter_reading_export(x):\n    return x\n"
+    index = Index.build(write_tree(tmp_path / "estate", tree), index_dir=tmp_path / "index")
+    reader = index.reader
+    text = "meter reading"
+    allowed = allowed_chunks(reader, parse(f"path:plugins/ {text}")[0])
+    found = StructuralRetriever().retrieve(reader, Query(text, classify(text), allowed=allowed), 10)
+    paths = {reader.files[int(reader.chunk_file[c.chunk])].path for c in found}
+    assert paths == {"plugins/solar.py", "plugins/wind.py"}

@@ -143,6 +143,10 @@ class IdGroups:
         return ((key, self[key]) for key in self._index)
 
 
+#: Symbol masks of the chunk masks asked most recently, kept by each table (`SymbolTable.within`).
+_KEPT_WITHIN_MASKS = 32
+
+
 class SymbolTable:
     """Every definition of one index, held in memory with lookups by name."""
 
@@ -154,6 +158,7 @@ class SymbolTable:
         self._path_parts: dict[int, frozenset[str]] = {}
         self._words: WordIndex | None = None
         self._lock = threading.Lock()
+        self._within: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.name: list[str] = reader.symbol_column("name")
         self.kind: list[str] = reader.symbol_column("kind")
         self.qualified_name: list[str] = reader.symbol_column("qualified_name")
@@ -162,6 +167,7 @@ class SymbolTable:
         self.in_degree: list[int] = reader.node_in_degree[files : files + n].tolist()
         self.centrality: list[float] = reader.node_centrality[files : files + n].tolist()
         self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
+        self.chunk_array = np.asarray(self.chunk, dtype=np.int64)
 
         file_rank = path_ranks(reader)
         self.path_rank: list[int] = [file_rank[f] for f in self.file_id]
@@ -274,9 +280,30 @@ class SymbolTable:
 
     # -- tier 3 --------------------------------------------------------------------------------
 
-    def match_words(self, group: list[str], kind: str | None, matches: dict[int, tuple[int, float]], top: int) -> None:
+    def within(self, allowed_chunks: np.ndarray) -> np.ndarray:
+        """Per symbol, whether its chunk is one of `allowed_chunks` (a mask over chunks): the
+        symbols a filtered question may answer with. Kept for the masks asked most recently (a
+        searcher asks with the same mask for the same filters)."""
+        with self._lock:
+            known = self._within.get(id(allowed_chunks))
+        if known is not None and known[0] is allowed_chunks:
+            return known[1]
+        chunks = self.chunk_array
+        mask: np.ndarray = (chunks >= 0) & allowed_chunks[np.maximum(chunks, 0)]
+        with self._lock:
+            if len(self._within) >= _KEPT_WITHIN_MASKS:
+                self._within.pop(next(iter(self._within)))  # the oldest
+            # The mask asked is kept with its answer, so that its id names it while kept.
+            self._within[id(allowed_chunks)] = (allowed_chunks, mask)
+        return mask
+
+    def match_words(
+        self, group: list[str], kind: str | None, matches: dict[int, tuple[int, float]], top: int,
+        within: np.ndarray | None = None,
+    ) -> None:
         """Add the symbols whose name has every (stemmed) word of `group`: the best `top` of them
-        (and the best `top` of the kind's family)."""
+        (and the best `top` of the kind's family), among those `within` keeps (a mask over
+        symbols) when given."""
         group = list(dict.fromkeys(group))
         maybe = [self.by_word.get(w) for w in group]
         postings = [p for p in maybe if p is not None]
@@ -290,8 +317,10 @@ class SymbolTable:
             for p in postings:
                 count[p] += 1
             found = found[count[found] == len(postings)]
-            if not len(found):
-                return
+        if within is not None:
+            found = found[within[found]]
+        if not len(found):
+            return
         quality = len(group) / np.maximum(self.name_word_count[found], len(group))
         if len(found) > top:
             family = KIND_FAMILIES[kind] if kind is not None else None
@@ -420,9 +449,12 @@ class WordIndex:
         longer.sort(key=len)
         return (found + longer)[:config.current().WORD_MAX_EXPANSIONS]
 
-    def score(self, question: list[str], family: frozenset[str] | None, top: int) -> list[tuple[int, float]]:
+    def score(
+        self, question: list[str], family: frozenset[str] | None, top: int, within: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """The best `top` symbols for the question words, with relevance scaled to (0, 1]; only
-        symbols of the kinds in `family` when there are any."""
+        symbols of the kinds in `family` when there are any, and only those `within` keeps (a
+        mask over symbols) when given."""
         # Work stays proportional to the postings read: symbols reached are collected as they
         # are first seen instead of by scanning (or sorting) arrays of every symbol.
         total = np.zeros(self.count, dtype=np.float64)
@@ -462,6 +494,10 @@ class WordIndex:
         if mass == 0.0:
             return []
         hits = np.concatenate(reached)
+        if within is not None:
+            hits = hits[within[hits]]
+            if not len(hits):
+                return []
         # Symbols matching more of the question's (idf-weighted) words rank higher.
         scores = total[hits] * (0.5 + 0.5 * covered[hits] / mass)
         scores[self.secondary[hits]] *= config.current().WORD_SECONDARY_FACTOR

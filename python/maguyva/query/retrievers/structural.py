@@ -77,23 +77,24 @@ class StructuralRetriever:
 
         # Each tier runs only while the tiers above it leave room in the list. The kind filters
         # strictly unless the best names found are all of other kinds ("class parse_config" when
-        # parse_config is a function): then it only orders them.
+        # parse_config is a function): then it only orders them. A filter restricts the symbols
+        # before each tier counts or ranks them, so that a tier's best are the best inside it.
+        within = table.within(query.allowed) if query.allowed is not None else None
         matches: dict[int, tuple[int, float]] = {}
         for subject in subjects:
             table.match_name(subject, matches)
+        if within is not None:
+            matches = {s: m for s, m in matches.items() if within[s]}
         strict = _strict(table, matches, family)
         if _chunk_count(table, matches, family if strict else None) < limit:
             shortlist = limit * 4 + 16
             for group in subject_words:
-                table.match_words(group, kind, matches, shortlist)
+                table.match_words(group, kind, matches, shortlist, within)
             if not any(tier < NAME_WORDS for tier, _ in matches.values()):
                 strict = _strict(table, matches, family)
             if question and _chunk_count(table, matches, family if strict else None) < limit:
-                for symbol, quality in table.words().score(question, family if strict else None, limit * 2 + 8):
+                for symbol, quality in table.words().score(question, family if strict else None, limit * 2 + 8, within):
                     matches.setdefault(symbol, (QUESTION_WORDS, quality))
-        if query.allowed is not None:
-            allowed = query.allowed
-            matches = {s: m for s, m in matches.items() if (chunk := int(table.chunk[s])) >= 0 and allowed[chunk]}
         return _rank(table, matches, kind, strict, limit)
 
 
