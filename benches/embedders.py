@@ -26,8 +26,12 @@ Candidates (`--models`, any number):
 Usage:
 
     python benches/embedders.py --repos /work/benchdata/repos \\
-        --models local:minilm-l6-static-256 local:/tmp/m/minilm-l6-static-384pca wordllama
+        --models local:minilm-l6-code-512 local:tools/models/minilm-l6-static-256 wordllama [--presets]
     python benches/embedders.py --repos /work/benchdata/repos --throughput 10000
+
+`--presets` also scores each `local:` candidate inside maguyva's quick and default presets
+(`benches/quality.py --local-model`, the index's own chunks and ranking), so one run shows what a
+model is worth alone and what it is worth to the product.
 
 The repositories are materialized from `repos.json` (url, revision) as described in the
 benchmark README; `--bench` is the folder holding repos.json and annotations/ (default:
@@ -41,6 +45,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -419,6 +424,41 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: maguyva's presets each local candidate is scored in with `--presets`.
+PRESETS = ("quick", "default")
+
+
+def preset_scores(model: str, bench: Path, trees: Path, only: Sequence[str] | None) -> dict[str, dict[str, float]]:
+    """NDCG@10 overall and per category of maguyva's presets with `model` as the local embedder,
+    as benches/quality.py scores them (its chunks, its ranking), in a process of its own so that
+    each candidate builds its own indexes."""
+    folder = Path(model) if os.sep in model else Path(maguyva.__file__).parent / "embed" / "models" / model
+    with tempfile.TemporaryDirectory(prefix="maguyva-embedders-") as tmp:
+        out = Path(tmp) / "quality.json"
+        command = [sys.executable, str(ROOT / "benches" / "quality.py"), "--bench", str(bench), "--repos", str(trees),
+                   "--no-semble", "--no-ablations", "--local-model", str(folder), "--json", str(out),
+                   "--index-root", str(Path(tmp) / "indexes"),
+                   "--variants", *(f"maguyva {p}" for p in PRESETS)]
+        if only:
+            command += ["--repos-subset", *only]
+        print(f"{model}: scoring the presets ...", file=sys.stderr)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        methods = json.loads(out.read_text())["methods"]
+    return {p: {"overall": methods[f"maguyva {p}"]["overall"]["ndcg@10"],
+                **{c: v["ndcg@10"] for c, v in methods[f"maguyva {p}"]["per_category"].items()}}
+            for p in PRESETS}
+
+
+def preset_table(presets: dict[str, dict[str, dict[str, float]]]) -> str:
+    categories = sorted({c for by_preset in presets.values() for scores in by_preset.values() for c in scores} - {"overall"})
+    head = ["model"] + [f"{p} {c}" for p in PRESETS for c in ("NDCG@10", *categories)]
+    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for spec, by_preset in presets.items():
+        cells = [spec] + [f"{by_preset[p].get(c, float('nan')):.3f}" for p in PRESETS for c in ("overall", *categories)]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Compare offline embedding models on the development benchmark.",
@@ -443,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--models",
         nargs="+",
-        default=["local:minilm-l6-static-256", "wordllama"],
+        default=["local:minilm-l6-code-512", f"local:{ROOT / 'tools' / 'models' / 'minilm-l6-static-256'}"],
         help="candidates: local:NAME_OR_PATH, wordllama, transformer",
     )
     parser.add_argument("--only", nargs="*", help="restrict to these repositories")
@@ -455,6 +495,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only time embedding the first N chunks (best of 3) per model, no quality run",
     )
     parser.add_argument("--no-float", action="store_true", help="skip the float reference")
+    parser.add_argument(
+        "--presets",
+        action="store_true",
+        help="also run each local:... candidate inside maguyva's quick and default presets (quality.py)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"JSON results ({RESULTS})")
     args = parser.parse_args(argv)
     if args.repos is None:
@@ -512,6 +557,13 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     print(table(results))
+    presets = {}
+    if args.presets:
+        for spec in args.models:
+            if spec.startswith("local:"):
+                presets[spec] = preset_scores(spec.removeprefix("local:"), bench, args.repos, args.only)
+        print()
+        print(preset_table(presets))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -521,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
                 "queries_left_out": skipped,
                 "cpus": os.cpu_count(),
                 "results": results,
+                "presets": presets,
             },
             indent=1,
         )

@@ -168,15 +168,89 @@ def table(gains: dict[str, list[Entry]], folds: int, seed: int) -> list[dict]:
     return rows
 
 
+def read_model_gains(specs: list[str], method: str) -> tuple[str, dict[str, list[Entry]]]:
+    """`NAME=REPORT,REPORT...` per model, the first the designed (shipped) one, each with the same
+    sets in the same order: per other model, every entry's improvement of `method`'s NDCG@10 over
+    the designed model's. A set is named by the designed model's report file."""
+    runs: list[tuple[str, list[Path]]] = []
+    for spec in specs:
+        name, sep, paths = spec.partition("=")
+        if not sep or not name or not paths:
+            raise SystemExit(f"folds: --model takes NAME=REPORT[,REPORT...], not {spec!r}")
+        runs.append((name, [Path(p) for p in paths.split(",")]))
+    if len(runs) < 2 or len({len(paths) for _, paths in runs}) != 1:
+        raise SystemExit("folds: --model needs the designed model and at least one other, each with as many reports")
+
+    def scores(path: Path) -> tuple[dict[str, float], dict[str, int]]:
+        try:
+            report = json.loads(path.read_text())
+            per_repo = report["methods"][method]["per_repo"]
+            return {k: v["ndcg@10"] for k, v in per_repo.items()}, {r["name"]: r["queries"] for r in report["repositories"]}
+        except (OSError, ValueError, KeyError) as err:
+            raise SystemExit(f"folds: {path} has no {method!r} of a quality.py report ({type(err).__name__}: {err})") from None
+
+    designed, designed_paths = runs[0]
+    base = [scores(p) for p in designed_paths]
+    gains: dict[str, list[Entry]] = {}
+    for name, paths in runs[1:]:
+        gains[name] = []
+        for set_path, (base_scores, queries), path in zip(designed_paths, base, paths):
+            other, _ = scores(path)
+            for entry, score in base_scores.items():
+                source, repository = split_entry(set_path.stem, entry)
+                gains[name].append(Entry(source, entry, repository, queries.get(entry, 1), other[entry] - score))
+    return designed, gains
+
+
+def model_table(designed: str, gains: dict[str, list[Entry]], folds: int, seed: int) -> dict:
+    """Each model's in-fold improvement over the designed one, per set, and the out-of-fold
+    improvement of choosing the model (or keeping the designed one) on the other folds."""
+    sources = sorted({e.source for entries in gains.values() for e in entries})
+    in_fold = {name: {"all": weighted_mean(entries),
+                      **{s: weighted_mean([e for e in entries if e.source == s]) for s in sources}}
+               for name, entries in gains.items()}
+    oof, chosen = choose_out_of_fold(gains, folds, seed)
+    per_source = {}
+    for s in sources:
+        per_source[s] = choose_out_of_fold({n: [e for e in es if e.source == s] for n, es in gains.items()}, folds, seed)[0]
+    return {"designed": designed, "in_fold": in_fold, "out_of_fold": {"all": oof, **per_source},
+            "chosen_per_fold": chosen, "sources": sources}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("reports", nargs="+", type=Path, help="quality.py --json reports")
+    parser.add_argument("reports", nargs="*", type=Path, help="quality.py --json reports")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME=REPORT[,REPORT...]",
+                        help="a model's quality.py reports (the first --model is the designed one): "
+                             "which model to ship, chosen out of fold")
+    parser.add_argument("--method", action="append", default=[], metavar="METHOD",
+                        help="with --model, the quality.py methods compared (default: maguyva default)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0, help="how repositories are dealt into folds")
     parser.add_argument("--json", type=Path, help="also write the table here")
     args = parser.parse_args(argv)
     if args.folds < 2:
         parser.error(f"--folds must be at least 2, not {args.folds}")
+    if args.model:
+        for method in args.method or ["maguyva default"]:
+            designed, model_gains = read_model_gains(args.model, method)
+            t = model_table(designed, model_gains, args.folds, args.seed)
+            print(f"{method}: each model's NDCG@10 minus {designed}'s, in fold; out of fold, the model chosen on the"
+                  f" other folds (or {designed}) scores its fold ({args.folds} folds by repository, seed {args.seed})\n")
+            header = ["model", "all"] + t["sources"]
+            print("| " + " | ".join(header) + " |")
+            print("| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |")
+            for name, row in t["in_fold"].items():
+                print("| " + " | ".join([name] + [f"{row[c]:+.4f}" for c in ["all", *t["sources"]]]) + " |")
+            row = t["out_of_fold"]
+            print("| " + " | ".join(["chosen out of fold"] + [f"{row[c]:+.4f}" for c in ["all", *t["sources"]]]) + " |")
+            print(f"\nchosen per fold: {', '.join(t['chosen_per_fold'])}\n")
+            if args.json:
+                args.json.with_name(f"{args.json.stem}.{method.replace(' ', '-')}{args.json.suffix}").write_text(
+                    json.dumps(t, indent=1) + "\n")
+        return 0
+    if not args.reports:
+        parser.error("give quality.py reports, or --model")
     gains = read_gains(args.reports)
     if not gains:
         print("folds: no ablation with a base in these reports (run quality.py without --no-ablations)",

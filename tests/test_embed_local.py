@@ -68,13 +68,13 @@ def reference_means(model: LocalEmbedder, texts: list[str]) -> np.ndarray:
 
 def test_shape_dtype_and_protocol(model: LocalEmbedder) -> None:
     assert isinstance(model, Embedder)
-    assert model.provider == "local" and model.dims == 256 and model.dims % 8 == 0
+    assert model.provider == "local" and model.dims == 512 and model.dims % 8 == 0
     assert model.model.startswith(DEFAULT_MODEL)
     codes = model.embed_documents([RETRY, TRANSPOSE, CSS])
-    assert codes.dtype == np.uint8 and codes.shape == (3, 32) and codes.flags.c_contiguous
+    assert codes.dtype == np.uint8 and codes.shape == (3, 64) and codes.flags.c_contiguous
     query = model.embed_query("http request retry")
-    assert query.dtype == np.uint8 and query.shape == (32,)
-    assert model.embed_documents([]).shape == (0, 32)
+    assert query.dtype == np.uint8 and query.shape == (64,)
+    assert model.embed_documents([]).shape == (0, 64)
     with pytest.raises(TypeError):
         model.embed_documents("one string")  # type: ignore[arg-type]
 
@@ -273,7 +273,7 @@ def test_network_blocked_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    assert LocalEmbedder().embed_query("parse config").shape == (32,)
+    assert LocalEmbedder().embed_query("parse config").shape == (64,)
 
 
 def test_make_embedder(monkeypatch: pytest.MonkeyPatch) -> None:

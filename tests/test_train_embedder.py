@@ -42,6 +42,39 @@ def test_the_gradient_of_a_batch_is_the_derivative_of_its_loss():
     assert set(touched.tolist()) == set(np.concatenate([queries.ids, docs.ids]).tolist())
 
 
+def test_the_fitting_gradient_is_the_derivative_of_the_cosine_distance():
+    rng = np.random.default_rng(11)
+    vocab, dims = 30, 5
+    table = rng.standard_normal((vocab, dims)).astype(np.float64)
+    windows = texts(rng, 6, vocab, 9)
+    targets = rng.standard_normal((6, dims))
+    targets /= np.linalg.norm(targets, axis=1, keepdims=True)
+    rows = np.arange(6)
+    _, touched, grad = te.fit_step(table, windows, targets, rows)
+    dense = np.zeros_like(table)
+    dense[touched] = grad
+    step = 1e-6
+    for token, dim in [(int(touched[0]), 1), (int(touched[-1]), 4)]:
+        up, down = table.copy(), table.copy()
+        up[token, dim] += step
+        down[token, dim] -= step
+        numeric = (te.fit_step(up, windows, targets, rows)[0] - te.fit_step(down, windows, targets, rows)[0]) / (2 * step)
+        assert dense[token, dim] == pytest.approx(numeric, rel=1e-4, abs=1e-7)
+
+
+def test_teacher_targets_are_the_teachers_vectors_mapped_into_the_tables_space():
+    """When the table's mean rows are a linear image of the teacher's vectors, the targets are
+    those rows' directions: fitting to them asks for no move."""
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((50, 6)).astype(np.float32)
+    windows = texts(rng, 400, 50, 12)
+    own = te.embed_all(table, windows)
+    teacher = own @ rng.standard_normal((6, 9)).astype(np.float32)
+    targets = te.teacher_targets(table, windows, teacher, ridge=1e-9)
+    unit = own / np.linalg.norm(own, axis=1, keepdims=True)
+    assert np.abs((targets * unit).sum(axis=1) - 1).max() < 1e-3
+
+
 def test_training_steps_lower_the_loss_of_the_batch_they_learn_from():
     rng = np.random.default_rng(3)
     table = rng.standard_normal((60, 8)).astype(np.float32)
@@ -77,3 +110,53 @@ def test_the_rotation_is_orthogonal():
     vectors = rng.standard_normal((500, 16)).astype(np.float32)
     rotation = te.itq_rotation(vectors, 10, seed=0)
     assert np.allclose(rotation.T @ rotation, np.eye(16), atol=1e-4)
+
+
+def small_model(folder: Path, dims: int, seed: int) -> Path:
+    """A model folder made by hand (no checksums): the shipped tokenizer over a random table."""
+    import json
+    import shutil
+
+    from safetensors.numpy import save_file
+
+    from maguyva.embed.local import DEFAULT_MODEL, MODELS_DIR
+
+    folder.mkdir()
+    shutil.copyfile(MODELS_DIR / DEFAULT_MODEL / "tokenizer.json", folder / "tokenizer.json")
+    rows = json.loads((MODELS_DIR / DEFAULT_MODEL / "config.json").read_text())["vocab_size"]
+    table = np.random.default_rng(seed).standard_normal((rows, dims)).astype(np.float32)
+    save_file({"embeddings": table}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps(
+        {"format_version": 1, "name": "small", "dims": dims, "vocab_size": rows, "skip_token_ids": [1]}))
+    return folder
+
+
+def test_a_joined_model_keeps_the_starting_codes_beside_the_trained_ones(tmp_path: Path):
+    """--concat writes the starting table's columns, then the trained ones: each code is the
+    starting model's code followed by the trained part's, so its Hamming distance is the sum."""
+    import gzip
+    import json
+
+    from maguyva.embed.local import LocalEmbedder
+
+    start = small_model(tmp_path / "start", dims=16, seed=3)
+    words = ["retry the request", "parse the config file", "open a socket", "sort the rows", "hash a password",
+             "render the page", "merge two lists", "resize an image"]
+    pairs = tmp_path / "pairs.jsonl.gz"
+    with gzip.open(pairs, "wt") as out:
+        for i in range(64):
+            query = words[i % len(words)]
+            doc = f"src/m{i}.py\ndef f{i}():\n    # {query}\n    return {i}"
+            out.write(json.dumps({"repo": f"owner/r{i % 4}", "kind": "docstring", "query": query, "doc": doc}) + "\n")
+    joined = tmp_path / "joined"
+    assert te.main(["train", "--pairs", str(pairs), "--out", str(joined), "--init", str(start), "--concat",
+                    "--epochs", "2", "--batch", "16", "--holdout", "0", "--lr", "0.05"]) == 0
+    first, both = LocalEmbedder(start), LocalEmbedder(joined)
+    assert both.dims == 32 and json.loads((joined / "config.json").read_text())["dims"] == 32
+    texts = words + [f"def f{i}(): return {i}" for i in range(8)]
+    codes = np.unpackbits(both.embed_documents(texts), axis=1)
+    np.testing.assert_array_equal(codes[:, :16], np.unpackbits(first.embed_documents(texts), axis=1))
+    # The second half is the trained table: it moved away from where it started.
+    table = np.asarray(both._table, dtype=np.float32)
+    assert not np.allclose(table[:, 16:], np.asarray(first._table, dtype=np.float32), atol=1e-2)
+    assert "first half of each row" in (joined / "NOTICE").read_text()

@@ -5,6 +5,11 @@ public repositories, contrastive training with in-batch negatives.
     python tools/train_embedder.py pairs --mirrors DIR --out pairs.jsonl.gz
     python tools/train_embedder.py train --pairs pairs.jsonl.gz --out MODEL_DIR [--name NAME]
 
+The shipped model (`python/maguyva/embed/models/minilm-l6-code-512`), bit for bit:
+
+    python tools/train_embedder.py train --pairs pairs.jsonl.gz --concat --name minilm-l6-code-512 \
+        --out python/maguyva/embed/models/minilm-l6-code-512
+
 The repositories are those of `shared/mining/repos.txt` that are in neither the quality benchmark
 nor the mined validation sets (`benches/mined_repos.json`): the model never sees a repository it
 is judged on. `pin` records each one's commit (the mirror's HEAD); `pairs` reads only the pins, so
@@ -33,7 +38,11 @@ rank of each held-out query's document among all held-out documents, by Hamming 
 binary codes, which is what the index ranks by. `--mix` then writes a blend of the trained
 table and the starting one (their rows averaged with those weights): the pairs teach docstrings
 and commit subjects, and a table trained on them alone forgets some of what they do not hold
-(file headers, bare names). `--itq` can rotate the table by iterative quantization before the
+(file headers, bare names). `--concat` keeps both instead: each row of the written table is the
+starting row followed by the trained one, so a code is the starting model's bits followed by the
+trained table's and its Hamming distance is the sum of the two (an ensemble at twice the bits;
+the epoch is chosen by the joined codes). That is the shipped model: it keeps what the starting
+table knows and adds what the pairs teach (benches/README.md). `--itq` can rotate the table by iterative quantization before the
 sign (a rotation leaves cosines unchanged and commutes with the mean, so it folds into the
 table); measured, it loses (benches/README.md), and is off by default.
 
@@ -207,6 +216,36 @@ def pairs(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Lines of a window the teacher embeds (the benchmark's chunk size) and windows per file at most.
+WINDOW_LINES, WINDOWS_PER_FILE = 40, 2
+
+
+def windows(args: argparse.Namespace) -> int:
+    """Windows of the pinned trees' source files, each written as the index writes a chunk for
+    its embedder, for a teacher to embed (`tools/teacher_vectors.py`) and `train --fit` to fit."""
+    rng = random.Random(SEED)
+    found: list[dict[str, str]] = []
+    for spec in json.loads(PINS.read_text())["repos"]:
+        tree = args.trees / spec["name"]
+        if not tree.is_dir():
+            raise SystemExit(f"train_embedder: no tree of {spec['repo']} at {tree} (run `pairs` first)")
+        for path in mine.source_files(tree):
+            lines = mine.read_text(tree / path).splitlines(keepends=True)
+            starts = list(range(0, max(1, len(lines) - WINDOW_LINES // 2), WINDOW_LINES))
+            for start in rng.sample(starts, min(WINDOWS_PER_FILE, len(starts))):
+                window = lines[start:start + WINDOW_LINES]
+                if sum(1 for line in window if line.strip()) >= 5:
+                    found.append({"repo": spec["repo"], "text": doc_text(path, window)})
+    rng.shuffle(found)
+    found = found[:args.count]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.out, "wt", encoding="utf-8") as out:
+        for w in found:
+            out.write(json.dumps(w) + "\n")
+    print(f"wrote {args.out}: {len(found)} windows from {len({w['repo'] for w in found})} repositories")
+    return 0
+
+
 def read_pairs(path: Path) -> list[dict[str, str]]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
@@ -314,6 +353,37 @@ def contrastive_step(
     return loss, ids[starts], np.add.reduceat(per_token, starts, axis=0)
 
 
+def fit_step(table: np.ndarray, texts: Texts, targets: np.ndarray, rows: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mean cosine distance between texts `rows`' mean token rows and their unit `targets`, and
+    the gradient of the table's touched rows: (loss, row ids, grads)."""
+    n = len(rows)
+    ids, owner = texts.take(rows)
+    counts = np.bincount(owner, minlength=n).astype(np.float32)
+    pooled_rows = pooled(table, ids, owner, n)
+    norm = np.linalg.norm(pooled_rows, axis=1, keepdims=True) + 1e-8
+    unit = pooled_rows / norm
+    y = targets[rows]
+    cos = (unit * y).sum(axis=1, keepdims=True)
+    loss = float(np.mean(1.0 - cos))
+    grad_pooled = -(y - unit * cos) / norm / n
+    per_token = grad_pooled[owner] / counts[owner][:, None]
+    order = np.argsort(ids, kind="stable")
+    ids, per_token = ids[order], per_token[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    return loss, ids[starts], np.add.reduceat(per_token, starts, axis=0)
+
+
+def teacher_targets(table: np.ndarray, texts: Texts, vectors: np.ndarray, ridge: float = 1e-2) -> np.ndarray:
+    """The teacher's vectors mapped into the table's space: the linear map (ridge least squares)
+    from the teacher's vectors to the table's own mean rows of the same texts, applied to the
+    teacher's vectors, normalized. Fitting to them moves the table where the teacher points
+    without rotating it away from the basis its other rows (and a joined model) share."""
+    own = embed_all(table, texts)
+    gram = vectors.T @ vectors + ridge * len(vectors) * np.eye(vectors.shape[1], dtype=np.float32)
+    mapped = vectors @ np.linalg.solve(gram, vectors.T @ own)
+    return (mapped / (np.linalg.norm(mapped, axis=1, keepdims=True) + 1e-8)).astype(np.float32)
+
+
 class SparseAdam:
     """Adam whose moments and steps advance only for the rows a gradient touches."""
 
@@ -361,7 +431,8 @@ def train(args: argparse.Namespace) -> int:
     from maguyva.embed.local import LocalEmbedder
 
     embedder = LocalEmbedder(args.init)
-    table = np.array(embedder._table, dtype=np.float32, copy=True)
+    start = np.asarray(embedder._table, dtype=np.float32)
+    table = np.array(start, dtype=np.float32, copy=True)
     records = read_pairs(args.pairs)
     if args.kinds:
         records = [r for r in records if r["kind"] in args.kinds]
@@ -375,15 +446,23 @@ def train(args: argparse.Namespace) -> int:
     print(f"{len(records)} pairs from {len({r['repo'] for r in records})} repositories ({len(train_rows)} to train on,"
           f" {len(held_rows)} held out), tokenized in {time.perf_counter() - started:.1f} s", flush=True)
 
+    def written(t: np.ndarray) -> np.ndarray:
+        """The table a model folder gets from the trained `t`: with `--concat`, the starting
+        table's columns then the trained ones, so a code's Hamming distance is the sum of the
+        two tables' (an ensemble in one code, at twice the bits)."""
+        return np.hstack([start, t]) if args.concat else t
+
     def held_score(t: np.ndarray) -> float:
         if not held_rows:
             return float("nan")
         rows = np.asarray(held_rows)
-        return hamming_mrr(t, _subset(queries, rows), _subset(docs, rows))
+        return hamming_mrr(written(t), _subset(queries, rows), _subset(docs, rows))
 
     print(f"epoch 0: held-out Hamming MRR {held_score(table):.4f}", flush=True)
-    optimizer = SparseAdam(table.shape, args.lr)
     rng = np.random.default_rng(SEED)
+    if args.fit:
+        table = fit_to_teacher(args, embedder, table, rng, held_score)
+    optimizer = SparseAdam(table.shape, args.lr)
     best = (held_score(table), 0, table.copy())
     history = [{"epoch": 0, "held_out_mrr": best[0]}]
     for epoch in range(1, args.epochs + 1):
@@ -406,7 +485,7 @@ def train(args: argparse.Namespace) -> int:
     if args.mix < 1.0:
         # Halfway back to the starting table: what the pairs teach, without forgetting what
         # they do not hold (names alone, file headers, architecture questions).
-        table = args.mix * table + (1.0 - args.mix) * np.asarray(embedder._table, dtype=np.float32)
+        table = args.mix * table + (1.0 - args.mix) * start
         print(f"mixed {args.mix:g} of the trained table with {1 - args.mix:g} of the first: held-out MRR {held_score(table):.4f}")
     rotated_kept = False
     if args.itq:
@@ -417,13 +496,48 @@ def train(args: argparse.Namespace) -> int:
         print(f"ITQ rotation ({args.itq} iterations): held-out Hamming MRR {held_score(table):.4f} -> {held_score(rotated):.4f}")
         if not held_rows or held_score(rotated) > held_score(table):
             table, rotated_kept = rotated, True
+    table = written(table)
     write_model(args, embedder, table, {"pairs": len(records), "kinds": sorted({r["kind"] for r in records}),
                                         "repositories": len({r["repo"] for r in records}), "kept_epoch": epoch,
+                                        "sources": sorted({r["repo"] for r in records}),
                                         "history": history, "lr": args.lr, "batch": args.batch,
-                                        "temperature": args.temperature, "itq_iterations": args.itq, "rotated": rotated_kept, "mix": args.mix,
+                                        "temperature": args.temperature, "itq_iterations": args.itq, "rotated": rotated_kept, "mix": args.mix, "concat": args.concat,
+                                        **({"fit_windows": len(np.load(args.fit[1], mmap_mode="r")),
+                                            "fit_kept_epoch": args.fit_kept_epoch} if args.fit else {}),
                                         "repeat": dict(args.repeat),
                                         "holdout": args.holdout})
     return 0
+
+
+def fit_to_teacher(args: argparse.Namespace, embedder: Any, table: np.ndarray, rng: np.random.Generator,
+                   held_score: Any) -> np.ndarray:
+    """The table fitted so that each window's mean row points where the teacher's vector of it
+    does (`--fit WINDOWS VECTORS`), the epoch chosen by the held-out pairs' MRR (0: unfitted)."""
+    windows_path, vectors_path = args.fit
+    with gzip.open(windows_path, "rt", encoding="utf-8") as f:
+        texts = tokenize(embedder, [json.loads(line)["text"] for line in f], cap=DOC_TOKENS)
+    vectors = np.load(vectors_path).astype(np.float32)
+    if len(vectors) != len(texts.lengths):
+        raise SystemExit(f"train_embedder: {vectors_path} has {len(vectors)} vectors for {len(texts.lengths)} windows")
+    targets = teacher_targets(table, texts, vectors)
+    optimizer = SparseAdam(table.shape, args.fit_lr)
+    best = (held_score(table), 0, table.copy())
+    for epoch in range(1, args.fit_epochs + 1):
+        started = time.perf_counter()
+        order = rng.permutation(len(vectors))
+        losses = []
+        for first in range(0, len(order) - args.batch + 1, args.batch):
+            loss, rows, grad = fit_step(table, texts, targets, order[first:first + args.batch])
+            optimizer.step(table, rows, grad)
+            losses.append(loss)
+        score = held_score(table)
+        print(f"fit epoch {epoch}: cosine distance {np.mean(losses):.4f}, held-out Hamming MRR {score:.4f}"
+              f" ({time.perf_counter() - started:.1f} s)", flush=True)
+        if score > best[0]:
+            best = (score, epoch, table.copy())
+    print(f"kept fit epoch {best[1]} (held-out MRR {best[0]:.4f})", flush=True)
+    args.fit_kept_epoch = best[1]
+    return best[2]
 
 
 def _subset(texts: Texts, rows: np.ndarray) -> Texts:
@@ -444,6 +558,7 @@ def write_model(args: argparse.Namespace, embedder: Any, table: np.ndarray, trai
             shutil.copyfile(source / name, out / name)
     config = dict(embedder.config)
     config["name"] = args.name
+    config["dims"] = int(table.shape[1])
     config["training"] = {"tool": "tools/train_embedder.py", "init": embedder.config["name"], **training}
     config["sha256"] = {name: hashlib.sha256((out / name).read_bytes()).hexdigest()
                         for name in ("model.safetensors", "tokenizer.json")}
@@ -477,7 +592,14 @@ def trained_notice(init: str, training: dict[str, Any]) -> str:
     if training.get("mix", 1.0) < 1.0:
         lines.append(f"- the trained vectors were averaged with the starting model's, weights {training['mix']:g} and"
                      f" {1 - training['mix']:g};")
+    if training.get("concat"):
+        lines.append("- the starting model's vectors were kept as the first half of each row, the trained ones as the second;")
     lines.append("- the vectors are stored as float16.")
+    pins = {r["repo"]: r["commit"] for r in json.loads(PINS.read_text())["repos"]}
+    lines.append("")
+    lines.append("The pairs were read from these public repositories, each at the commit named, under their")
+    lines.append("own licences; no part of their source is in this folder:")
+    lines += [f"- {repo} {pins.get(repo, '(commit not pinned)')}" for repo in training["sources"]]
     return "\n".join(lines) + "\n"
 
 
@@ -500,11 +622,17 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=pairs)
+    s = sub.add_parser("windows", help="sample source windows of the pinned trees for a teacher to embed")
+    s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
+    s.add_argument("--count", type=int, default=20000)
+    s.add_argument("--out", type=Path, required=True)
+    s.set_defaults(run=windows)
     s = sub.add_parser("train", help="train a table on the pairs and write a model folder")
     s.add_argument("--pairs", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--name", default="code-static-256")
-    s.add_argument("--init", default="minilm-l6-static-256", help="the model to start from (name or folder)")
+    s.add_argument("--init", default=str(ROOT / "tools" / "models" / "minilm-l6-static-256"),
+                   help="the model to start from (a folder, or the name of a shipped one)")
     s.add_argument("--kinds", nargs="+", choices=["docstring", "header", "commit"])
     s.add_argument("--repeat", nargs="+", type=_kind_count, default=[], metavar="KIND=N",
                    help="train on each pair of KIND N times an epoch")
@@ -516,6 +644,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--itq", type=int, default=0, help="ITQ iterations (0: no rotation)")
     s.add_argument("--mix", type=float, default=1.0,
                    help="the share of the trained table in the one written, the rest the starting table's")
+    s.add_argument("--fit", nargs=2, type=Path, metavar=("WINDOWS", "VECTORS"),
+                   help="first fit the table to a teacher's vectors of these windows (tools/teacher_vectors.py)")
+    s.add_argument("--fit-epochs", type=int, default=4)
+    s.add_argument("--fit-lr", type=float, default=0.003)
+    s.add_argument("--concat", action="store_true",
+                   help="write the starting table's columns followed by the trained table's (twice the bits)")
     s.set_defaults(run=train)
     return p
 

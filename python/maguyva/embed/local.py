@@ -1,8 +1,11 @@
 """The offline default embedder: a static token-embedding model shipped inside the package.
 
 A text's embedding is the mean of its tokens' vectors, looked up in one table (no neural network
-runs at query or index time), and its code is the sign of that mean. The shipped model is a table
-distilled from all-MiniLM-L6-v2 (see `tools/build_local_model.py` and the model folder's NOTICE);
+runs at query or index time), and its code is the sign of that mean. The shipped model's rows are
+two tables side by side, 512 dimensions in all: one distilled from all-MiniLM-L6-v2
+(`tools/build_local_model.py`), and the same table trained on (natural language, code) pairs
+mined from public repositories (`tools/train_embedder.py`); a code's Hamming distance is the sum
+of the two tables' (the model folder's NOTICE says what it derives from);
 it needs numpy, safetensors and tokenizers, no key, no network and no download. A BERT-style
 WordPiece tokenizer (the shipped one) is run by the compiled core, which tokenizes and pools in
 threads (`compiled_tokenizer`); the `tokenizers` library runs any other.
@@ -39,7 +42,7 @@ from maguyva.errors import EmbeddingError
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 #: The model `LocalEmbedder()` loads; chosen by `benches/embedders.py` (see benches/README.md).
-DEFAULT_MODEL = "minilm-l6-static-256"
+DEFAULT_MODEL = "minilm-l6-code-512"
 FORMAT_VERSION = 1
 #: The file holding config.json's SHA-256 (config.json holds those of the other files).
 CHECKSUMS = "SHA256SUMS"
