@@ -5,6 +5,12 @@ public repositories, contrastive training with in-batch negatives.
     python tools/train_embedder.py pairs --mirrors DIR --out pairs.jsonl.gz
     python tools/train_embedder.py train --pairs pairs.jsonl.gz --out MODEL_DIR [--name NAME]
 
+Fitting the table to a teacher first (`pip install ".[train]"` for the teacher):
+
+    python tools/train_embedder.py windows --trees DIR --out windows.jsonl.gz
+    python tools/teacher_vectors.py windows.jsonl.gz --out vectors.npy
+    python tools/train_embedder.py train --pairs pairs.jsonl.gz --fit windows.jsonl.gz vectors.npy ...
+
 The shipped model (`python/maguyva/embed/models/minilm-l6-code-512`), bit for bit:
 
     python tools/train_embedder.py train --pairs pairs.jsonl.gz --concat --name minilm-l6-code-512 \
