@@ -9,10 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
+from fixture_models import small_model
 from fixture_repos import SHOP, write_file, write_tree
 
 from maguyva._core import walk
 from maguyva.index import store
+from maguyva.embed.local import LocalEmbedder
+from maguyva.errors import IndexFormatError
+from maguyva.index.build import build_index
+from maguyva.serve.api import Index
 from maguyva.serve.repository import Repository
 
 
@@ -156,6 +161,26 @@ def test_the_index_embedder_is_kept_for_rebuilds_and_queries(shop, tmp_path):
         assert index.searcher.embedder() is model
     reopened = repository(shop, tmp_path)
     assert reopened.embedder() is model, "one loaded model per kind, shared in the process"
+
+
+def test_an_index_of_an_earlier_local_model_is_built_again_when_opened_and_says_why(shop, tmp_path):
+    """A new version ships another model: the codes of the one before cannot be compared with
+    its questions', so a refresh indexes every file again (and says so), and an index opened
+    without a refresh refuses to answer in one sentence rather than compare them."""
+    earlier = LocalEmbedder(small_model(tmp_path / "earlier", dims=16, seed=1, name="earlier-model"))
+    build_index(shop, tmp_path / "index", embedder=earlier)
+    with pytest.raises(IndexFormatError, match=r"embedded by local model earlier-model\S* \(16 bits\), not by this"
+                                              r" version's .*; `maguyva index` rebuilds it"):
+        Index.open(shop, index_dir=tmp_path / "index").search("how is the server configured")
+    repo = repository(shop, tmp_path)
+    refresh = repo.refresh()
+    assert refresh.build is not None and refresh.build.parsed_files == 6
+    assert any("embedded by local model earlier-model" in w and "every file indexed again" in w
+               for w in refresh.warnings)
+    with repo.open() as index:
+        assert index.reader.embedder["model"] == LocalEmbedder().model
+        assert index.search("how is the server configured").results
+    assert repo.refresh().build is None  # the same model now: nothing to redo
 
 
 def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import train_embedder as te  # noqa: E402
+from fixture_models import small_model  # noqa: E402
 
 
 def texts(rng: np.random.Generator, n: int, vocab: int, longest: int) -> te.Texts:
@@ -110,25 +111,6 @@ def test_the_rotation_is_orthogonal():
     vectors = rng.standard_normal((500, 16)).astype(np.float32)
     rotation = te.itq_rotation(vectors, 10, seed=0)
     assert np.allclose(rotation.T @ rotation, np.eye(16), atol=1e-4)
-
-
-def small_model(folder: Path, dims: int, seed: int) -> Path:
-    """A model folder made by hand (no checksums): the shipped tokenizer over a random table."""
-    import json
-    import shutil
-
-    from safetensors.numpy import save_file
-
-    from maguyva.embed.local import DEFAULT_MODEL, MODELS_DIR
-
-    folder.mkdir()
-    shutil.copyfile(MODELS_DIR / DEFAULT_MODEL / "tokenizer.json", folder / "tokenizer.json")
-    rows = json.loads((MODELS_DIR / DEFAULT_MODEL / "config.json").read_text())["vocab_size"]
-    table = np.random.default_rng(seed).standard_normal((rows, dims)).astype(np.float32)
-    save_file({"embeddings": table}, str(folder / "model.safetensors"))
-    (folder / "config.json").write_text(json.dumps(
-        {"format_version": 1, "name": "small", "dims": dims, "vocab_size": rows, "skip_token_ids": [1]}))
-    return folder
 
 
 def test_a_joined_model_keeps_the_starting_codes_beside_the_trained_ones(tmp_path: Path):

@@ -18,7 +18,7 @@ import numpy.ma  # noqa: F401
 
 from maguyva import config
 from maguyva.embed import Embedder, make_embedder
-from maguyva.errors import QueryError, QueryTooLongError
+from maguyva.errors import IndexFormatError, QueryError, QueryTooLongError
 from maguyva.index.reader import IndexReader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.query import filters, present, rank, route
@@ -87,7 +87,15 @@ class Searcher:
         """An embedder of the kind that embedded the index (queries must share its space)."""
         identity = self.reader.embedder
         options = {} if identity["provider"] == "local" else {"dims": identity["dims"]}
-        return make_embedder(str(identity["provider"]), **options)
+        model = make_embedder(str(identity["provider"]), **options)
+        if identity["provider"] == "local" and identity["model"] != model.model:
+            # The shipped model changed since the index was built: its codes and the questions'
+            # would not be comparable (an index opened through a refresh is built again).
+            raise IndexFormatError(
+                f"the index in {self.reader.index_dir} was embedded by local model {identity['model']}"
+                f" ({identity['dims']} bits), not by this version's {model.model} ({model.dims} bits)"
+            )
+        return model
 
     def embedder(self) -> Embedder:
         with self._embedder_lock:

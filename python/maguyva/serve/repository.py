@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from maguyva.embed import Embedder, EmbeddingError, make_embedder
+from maguyva.embed import Embedder, EmbeddingError, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import gc_pause, store
-from maguyva.index.build import BuildSummary, build_index
+from maguyva.index.build import BuildSummary, build_index, embedder_identity
 from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, Walk
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.reader import IndexReader
@@ -138,12 +138,14 @@ class Repository:
             started = time.perf_counter()
             build = None
             warnings: list[str] = []
-            if self._current is None:
+            opened = self._current is None
+            if opened:
                 build = self._open_or_build(warnings)
             assert self._current is not None
             changes = self._current.index.changes()
             stale_reason = None
-            if changes.stale:
+            if changes.stale or (opened and build is None and self._embedded_by_another_model()):
+                # The build says why when the model changed (every file indexed again).
                 build, stale_reason = self._rebuild(self._current.index.last_walk())
             if build is not None:
                 # A repair already said is not said again by the build that made it.
@@ -202,6 +204,18 @@ class Repository:
         current = self._current
         earlier = current.index.reader if current is not None else None
         return Index(IndexReader(self.index_dir, earlier), embedder=self.embedder)
+
+    def _embedded_by_another_model(self) -> bool:
+        """Whether the open index's codes were made by another local model than the one its
+        questions would be embedded by (the shipped model changed since it was built): codes of
+        two models cannot be compared, so it is built again. Known from the model's config,
+        without loading it."""
+        assert self._current is not None
+        stored = self._current.index.reader.embedder
+        if stored.get("provider") != "local":
+            return False
+        wanted = identity_of("local") if isinstance(self._provider, str) else embedder_identity(self._provider)
+        return wanted is not None and stored != wanted
 
     def _open_or_build(self, warnings: list[str]) -> BuildSummary | None:
         """Open the published index; build one first when there is none, or when the one
