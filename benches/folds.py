@@ -1,6 +1,7 @@
 """Each ranking rule's gain in fold and out of fold, folds by repository, from quality.py's runs.
 
     python benches/folds.py RUN.json [RUN.json ...] [--folds 5] [--seed 0] [--json out.json]
+    python benches/folds.py --model SHIPPED=DEV.json,MINED.json --model OTHER=DEV.json,MINED.json ... [--method M]
 
 Every ablation of a `quality.py` report (a variant with a `vs_base`: the preset with one rule
 switched off) says what that rule is worth: per repository, the base's NDCG@10 minus the
@@ -18,6 +19,11 @@ values) are read as choices: per fold, the value with the best mean improvement 
 one on the other folds (or the designed value, when none improves on it) scores its fold; the
 table gives each value's in-fold improvement, the best, and the out-of-fold improvement of
 choosing. A constant whose out-of-fold improvement is not positive keeps its designed value.
+
+Which model to ship (`--model NAME=DEV.json,MINED.json`, once per model, the one shipped first;
+`--method`, the presets compared): per entry, each model's NDCG@10 minus the shipped one's; per
+fold, the model with the best mean improvement on the other folds (or the shipped one, when none
+improves) scores its fold. The models' reports are quality.py's runs with `--local-model`.
 
 Both are given
 for all the reports together and for each set (a report, its mined variants apart: `mined`,
@@ -87,11 +93,16 @@ def weighted_mean(entries: list[Entry]) -> float:
     return sum(e.gain * e.queries for e in entries) / total if total else 0.0
 
 
-def out_of_fold(entries: list[Entry], folds: int, seed: int) -> tuple[float, int]:
-    """The out-of-fold gain of a rule over `entries`, and in how many folds it was kept."""
+def deal_folds(entries: list[Entry], folds: int, seed: int) -> dict[str, int]:
+    """Each repository's fold: the repositories shuffled by `seed`, then dealt in turn."""
     repositories = sorted({e.repository for e in entries})
     random.Random(seed).shuffle(repositories)
-    fold_of = {repo: i % folds for i, repo in enumerate(repositories)}
+    return {repo: i % folds for i, repo in enumerate(repositories)}
+
+
+def out_of_fold(entries: list[Entry], folds: int, seed: int) -> tuple[float, int]:
+    """The out-of-fold gain of a rule over `entries`, and in how many folds it was kept."""
+    fold_of = deal_folds(entries, folds, seed)
     scored: list[Entry] = []
     kept = 0
     for fold in range(folds):
@@ -122,9 +133,7 @@ def choose_out_of_fold(values: dict[str, list[Entry]], folds: int, seed: int) ->
     """The out-of-fold improvement of choosing a constant's value on the training folds (the
     designed value, improvement 0, among them), and the value each fold chose."""
     any_entries = next(iter(values.values()))
-    repositories = sorted({e.repository for e in any_entries})
-    random.Random(seed).shuffle(repositories)
-    fold_of = {repo: i % folds for i, repo in enumerate(repositories)}
+    fold_of = deal_folds(any_entries, folds, seed)
     total = weight = 0.0
     chosen = []
     for fold in range(folds):
@@ -210,11 +219,16 @@ def model_table(designed: str, gains: dict[str, list[Entry]], folds: int, seed: 
                       **{s: weighted_mean([e for e in entries if e.source == s]) for s in sources}}
                for name, entries in gains.items()}
     oof, chosen = choose_out_of_fold(gains, folds, seed)
-    per_source = {}
-    for s in sources:
-        per_source[s] = choose_out_of_fold({n: [e for e in es if e.source == s] for n, es in gains.items()}, folds, seed)[0]
+    # Each set's share of the choice made over all of them: the entries of the model each fold
+    # chose (0 where it kept the designed one).
+    any_entries = next(iter(gains.values()))
+    fold_of = deal_folds(any_entries, folds, seed)
+    picked = [Entry(e.source, e.name, e.repository, e.queries, 0.0) for e in any_entries
+              if chosen[fold_of[e.repository]] == "designed"]
+    picked += [e for name, es in gains.items() for e in es if chosen[fold_of[e.repository]] == name]
+    per_source = {s: weighted_mean([e for e in picked if e.source == s]) for s in sources}
     return {"designed": designed, "in_fold": in_fold, "out_of_fold": {"all": oof, **per_source},
-            "chosen_per_fold": chosen, "sources": sources}
+            "chosen_per_fold": [designed if c == "designed" else c for c in chosen], "sources": sources}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -158,10 +158,10 @@ HUNK_BEFORE, HUNK_AFTER = 10, 40
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ", re.M)
 
 
-def commit_pairs(spec: dict[str, Any], mirror: Path) -> Iterator[dict[str, str]]:
+def commit_pairs(spec: dict[str, Any], mirror: Path, window: int = COMMIT_WINDOW) -> Iterator[dict[str, str]]:
     """Commit subjects (filtered as the mined commit set filters them) -> the lines of each
     changed source file, before the change, around its first changed line."""
-    shas = mine.git(mirror, "rev-list", "--first-parent", f"--max-count={COMMIT_WINDOW}", spec["commit"]).split()
+    shas = mine.git(mirror, "rev-list", "--first-parent", f"--max-count={window}", spec["commit"]).split()
     if len(shas) < 2:
         return
     log = mine.git(mirror, "log", "--no-merges", "--no-renames", "--name-only", "--format=%x00%H%x1f%an%x1f%ae%x1f%s",
@@ -211,7 +211,7 @@ def pairs(args: argparse.Namespace) -> int:
             if not tree.is_dir():
                 mine.materialize(mirror, spec["commit"], tree)
             kinds: dict[str, int] = {}
-            for pair in chain(repo_pairs(spec, tree), commit_pairs(spec, mirror)):
+            for pair in chain(repo_pairs(spec, tree), commit_pairs(spec, mirror, args.commit_window)):
                 out.write(json.dumps(pair) + "\n")
                 kinds[pair["kind"]] = kinds.get(pair["kind"], 0) + 1
             for kind, n in kinds.items():
@@ -627,6 +627,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--mirrors", type=Path, required=True)
     s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
     s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--commit-window", type=int, default=COMMIT_WINDOW,
+                   help=f"first-parent commits before each pin whose subjects are read ({COMMIT_WINDOW})")
     s.set_defaults(run=pairs)
     s = sub.add_parser("windows", help="sample source windows of the pinned trees for a teacher to embed")
     s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
