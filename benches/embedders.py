@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 import maguyva
+from maguyva.embed.local import resolve_model_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH = ROOT.parent / "shared" / "bench"
@@ -243,7 +244,7 @@ def folder_size(path: Path) -> int:
 
 
 def local_candidate(spec: str) -> Candidate:
-    from maguyva.embed.local import LocalEmbedder, resolve_model_dir
+    from maguyva.embed.local import LocalEmbedder
 
     started = time.perf_counter()
     emb = LocalEmbedder(spec)
@@ -432,7 +433,7 @@ def preset_scores(model: str, bench: Path, trees: Path, only: Sequence[str] | No
     """NDCG@10 overall and per category of maguyva's presets with `model` as the local embedder,
     as benches/quality.py scores them (its chunks, its ranking), in a process of its own so that
     each candidate builds its own indexes."""
-    folder = Path(model) if os.sep in model else Path(maguyva.__file__).parent / "embed" / "models" / model
+    folder = resolve_model_dir(model)
     with tempfile.TemporaryDirectory(prefix="maguyva-embedders-") as tmp:
         out = Path(tmp) / "quality.json"
         command = [sys.executable, str(ROOT / "benches" / "quality.py"), "--bench", str(bench), "--repos", str(trees),
@@ -445,7 +446,8 @@ def preset_scores(model: str, bench: Path, trees: Path, only: Sequence[str] | No
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         methods = json.loads(out.read_text())["methods"]
     return {p: {"overall": methods[f"maguyva {p}"]["overall"]["ndcg@10"],
-                **{c: v["ndcg@10"] for c, v in methods[f"maguyva {p}"]["per_category"].items()}}
+                **{c: v["ndcg@10"] for c, v in methods[f"maguyva {p}"]["per_category"].items()
+                   if v and v.get("ndcg@10") is not None}}
             for p in PRESETS}
 
 

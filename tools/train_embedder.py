@@ -466,8 +466,9 @@ def train(args: argparse.Namespace) -> int:
 
     print(f"epoch 0: held-out Hamming MRR {held_score(table):.4f}", flush=True)
     rng = np.random.default_rng(SEED)
+    fitting: dict[str, int] = {}
     if args.fit:
-        table = fit_to_teacher(args, embedder, table, rng, held_score)
+        table, fitting = fit_to_teacher(args, embedder, table, rng, held_score)
     optimizer = SparseAdam(table.shape, args.lr)
     best = (held_score(table), 0, table.copy())
     history = [{"epoch": 0, "held_out_mrr": best[0]}]
@@ -508,15 +509,14 @@ def train(args: argparse.Namespace) -> int:
                                         "sources": sorted({r["repo"] for r in records}),
                                         "history": history, "lr": args.lr, "batch": args.batch,
                                         "temperature": args.temperature, "itq_iterations": args.itq, "rotated": rotated_kept, "mix": args.mix, "concat": args.concat,
-                                        **({"fit_windows": len(np.load(args.fit[1], mmap_mode="r")),
-                                            "fit_kept_epoch": args.fit_kept_epoch} if args.fit else {}),
+                                        **fitting,
                                         "repeat": dict(args.repeat),
                                         "holdout": args.holdout})
     return 0
 
 
 def fit_to_teacher(args: argparse.Namespace, embedder: Any, table: np.ndarray, rng: np.random.Generator,
-                   held_score: Any) -> np.ndarray:
+                   held_score: Any) -> tuple[np.ndarray, dict[str, int]]:
     """The table fitted so that each window's mean row points where the teacher's vector of it
     does (`--fit WINDOWS VECTORS`), the epoch chosen by the held-out pairs' MRR (0: unfitted)."""
     windows_path, vectors_path = args.fit
@@ -542,8 +542,7 @@ def fit_to_teacher(args: argparse.Namespace, embedder: Any, table: np.ndarray, r
         if score > best[0]:
             best = (score, epoch, table.copy())
     print(f"kept fit epoch {best[1]} (held-out MRR {best[0]:.4f})", flush=True)
-    args.fit_kept_epoch = best[1]
-    return best[2]
+    return best[2], {"fit_windows": len(vectors), "fit_kept_epoch": best[1]}
 
 
 def _subset(texts: Texts, rows: np.ndarray) -> Texts:
