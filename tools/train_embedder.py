@@ -11,6 +11,12 @@ Fitting the table to a teacher first (`pip install ".[train]"` for the teacher):
     python tools/teacher_vectors.py windows.jsonl.gz --out vectors.npy
     python tools/train_embedder.py train --pairs pairs.jsonl.gz --fit windows.jsonl.gz vectors.npy ...
 
+A vocabulary that knows code (measured, it loses: benches/README.md):
+
+    python tools/train_embedder.py vocabulary --trees DIR --out words.txt
+    python tools/build_local_model.py --vocabulary words.txt --split-identifiers --name NAME --out DIR
+    python tools/train_embedder.py train --pairs pairs.jsonl.gz --init DIR/NAME --concat ...
+
 The shipped model (`python/maguyva/embed/models/minilm-l6-code-512`), bit for bit:
 
     python tools/train_embedder.py train --pairs pairs.jsonl.gz --concat --name minilm-l6-code-512 \
@@ -249,6 +255,49 @@ def windows(args: argparse.Namespace) -> int:
         for w in found:
             out.write(json.dumps(w) + "\n")
     print(f"wrote {args.out}: {len(found)} windows from {len({w['repo'] for w in found})} repositories")
+    return 0
+
+
+IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def identifier_words(text: str) -> Iterator[str]:
+    """The lower-cased alphabetic parts of a text's identifiers, split at underscores and where
+    the case changes (`parseHTTPRequest_v2` -> parse, http, request)."""
+    from maguyva.embed.local import IDENTIFIER_BOUNDARY
+
+    boundary = re.compile(IDENTIFIER_BOUNDARY)
+    for identifier in IDENTIFIER.findall(text):
+        for part in boundary.sub("_", identifier).split("_"):
+            if part.isalpha() and 2 <= len(part) <= 24:
+                yield part.lower()
+
+
+def vocabulary(args: argparse.Namespace) -> int:
+    """Words of code the starting model's vocabulary lacks: identifier parts found in at least
+    `--min-repos` of the pinned trees, most widespread first (for `build_local_model.py --vocabulary`)."""
+    from collections import Counter
+
+    from tokenizers import Tokenizer
+
+    from maguyva.embed.local import resolve_model_dir
+
+    known = Tokenizer.from_file(str(resolve_model_dir(args.init) / "tokenizer.json")).get_vocab()
+    total: Counter[str] = Counter()
+    spread: Counter[str] = Counter()
+    for spec in json.loads(PINS.read_text())["repos"]:
+        tree = args.trees / spec["name"]
+        if not tree.is_dir():
+            raise SystemExit(f"train_embedder: no tree of {spec['repo']} at {tree} (run `pairs` first)")
+        local: Counter[str] = Counter()
+        for path in mine.source_files(tree):
+            local.update(identifier_words(mine.read_text(tree / path)))
+        total.update(local)
+        spread.update(local.keys())
+    words = sorted((w for w in total if w not in known and spread[w] >= args.min_repos),
+                   key=lambda w: (-spread[w], -total[w], w))[:args.max_words]
+    args.out.write_text("".join(w + "\n" for w in words), encoding="utf-8")
+    print(f"wrote {args.out}: {len(words)} words in at least {args.min_repos} repositories")
     return 0
 
 
@@ -634,6 +683,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--count", type=int, default=20000)
     s.add_argument("--out", type=Path, required=True)
     s.set_defaults(run=windows)
+    s = sub.add_parser("vocabulary", help="list the words of code the starting vocabulary lacks")
+    s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
+    s.add_argument("--init", default=str(ROOT / "tools" / "models" / "minilm-l6-static-256"))
+    s.add_argument("--min-repos", type=int, default=4)
+    s.add_argument("--max-words", type=int, default=8000)
+    s.add_argument("--out", type=Path, required=True)
+    s.set_defaults(run=vocabulary)
     s = sub.add_parser("train", help="train a table on the pairs and write a model folder")
     s.add_argument("--pairs", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True)

@@ -46,6 +46,12 @@ DEFAULT_MODEL = "minilm-l6-code-512"
 FORMAT_VERSION = 1
 #: The file holding config.json's SHA-256 (config.json holds those of the other files).
 CHECKSUMS = "SHA256SUMS"
+#: Where a model that splits identifiers puts a space before lower-casing: between a lower-case
+#: letter or digit and an upper-case letter, and before the last capital of a run that a
+#: lower-case letter follows (`parseHTTPRequest` -> `parse HTTP Request`). Written into a
+#: tokenizer.json's normalizer by `tools/build_local_model.py --split-identifiers` (such a
+#: tokenizer runs on the library's path).
+IDENTIFIER_BOUNDARY = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"
 
 # Texts whose distinct lines are tokenized together.
 _GROUP_TEXTS = 2048
