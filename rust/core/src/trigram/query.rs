@@ -291,10 +291,20 @@ impl TrigramIndex {
             return Ok(matches.into_iter().map(|(ordinal, count, _)| (ordinal, count)).collect());
         }
         let matcher = Matcher::new(term, case_insensitive)?;
+        // In any case, the single-pass SIMD scan reads each document once; the folded matcher
+        // would lower-case a copy of it first.
+        let fused = match matcher {
+            Matcher::Folded(_) => Fused::new(term, true),
+            Matcher::Exact(_) => None,
+        };
         Ok(candidates
             .par_iter()
             .filter_map(|&ordinal| {
-                let count = matcher.count(self.content(ordinal as usize));
+                let content = self.content(ordinal as usize);
+                let count = match &fused {
+                    Some(fused) => matcher.count_with_lines_fused(fused, term, content).map_or(0, |(count, _)| count),
+                    None => matcher.count(content),
+                };
                 (count > 0).then_some((ordinal, count))
             })
             .collect())
@@ -525,6 +535,21 @@ mod tests {
         ) {
             let (index, _) = TrigramIndex::build(docs.iter().cloned().enumerate().map(|(i, d)| (i as u32, d)).collect()).unwrap();
             prop_assert_eq!(by_words(&index, &literal, ci), by_scanning(&docs, &literal, ci));
+        }
+
+        /// Per-document counts (a regular expression's required strings are found this way)
+        /// are the scan's, in either case mode, whichever way they are read.
+        #[test]
+        fn term_counts_equal_scanning(
+            docs in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"aAbB_ \n.".to_vec()), 0..120),
+                1..8),
+            literal in proptest::collection::vec(proptest::sample::select(b"aAbB_ .".to_vec()), 3..6),
+            ci in any::<bool>(),
+        ) {
+            let (index, _) = TrigramIndex::build(docs.iter().cloned().enumerate().map(|(i, d)| (i as u32, d)).collect()).unwrap();
+            let scanned: Vec<(u32, u32)> = by_scanning(&docs, &literal, ci).into_iter().map(|(o, c, _)| (o, c)).collect();
+            prop_assert_eq!(index.count_term(&literal, ci).unwrap(), scanned);
         }
     }
 
