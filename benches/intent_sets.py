@@ -4,6 +4,7 @@ nothing with maguyva's own parsing (tree-sitter).
 
     python benches/intent_sets.py [--repos /work/benchdata/repos] [--bench ../shared/bench]
                                   [--out benches/intent_queries] [--seed 20261130] [--per-repo 30]
+                                  [--python-repos NAME ...]
 
 Writes OUT/<intent>.jsonl for find_definition, find_references, impact_analysis and exact_match,
 one query per line:
@@ -767,13 +768,20 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "intent_queries")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--per-repo", type=int, default=30, help="at most this many queries per repository and intent")
+    parser.add_argument("--python-repos", nargs="+", metavar="NAME",
+                        help="make the sets of these Python repositories of repos.json alone, by ast and jedi "
+                             "(to check on trees outside the benchmark, such as the mined ones)")
     args = parser.parse_args()
 
     rg = find_rg()
     if rg is None or shutil.which("ctags") is None:
         parser.error("needs ripgrep (pip install ripgrep) and universal-ctags (apt-get install universal-ctags)")
     repos = {r["name"]: r for r in json.loads((args.bench / "repos.json").read_text())}
-    wanted = list(dict.fromkeys([*PYTHON_REPOS, *CTAGS_REPOS, *LITERAL_REPOS]))
+    python_repos = tuple(args.python_repos or PYTHON_REPOS)
+    unknown = set(python_repos) - set(repos)
+    if unknown:
+        parser.error(f"not in {args.bench / 'repos.json'}: {', '.join(sorted(unknown))}")
+    wanted = list(python_repos) if args.python_repos else list(dict.fromkeys([*PYTHON_REPOS, *CTAGS_REPOS, *LITERAL_REPOS]))
     rows: dict[str, list[dict]] = {intent: [] for intent in INTENTS}
     print(f"{'repository':<10} {'language':<11} {'definitions':>11} {'references':>10} {'impact':>6} {'literals':>8}")
     for name in wanted:
@@ -785,14 +793,14 @@ def main() -> int:
             continue
         counts = {}
         facts = None
-        if name in PYTHON_REPOS:
+        if name in python_repos:
             facts = python_facts(name, root, broot)
         elif name in CTAGS_REPOS:
             outside = c_library_names(rg) if repo["language"] == "c" else frozenset()
             facts = ctags_facts(name, repo["language"], root, broot, name in CALL_GRAPH_CTAGS_REPOS, outside)
         if facts is not None:
             counts["find_definition"] = definition_queries(facts, args.seed, args.per_repo)
-            if name in PYTHON_REPOS or name in CALL_GRAPH_CTAGS_REPOS:
+            if name in python_repos or name in CALL_GRAPH_CTAGS_REPOS:
                 counts["find_references"] = reference_queries(facts, args.seed, args.per_repo)
                 counts["impact_analysis"] = impact_queries(facts, args.seed, args.per_repo)
         if name in LITERAL_REPOS:

@@ -1,5 +1,5 @@
 """A generation's rows as one database, the way a full build numbers them: its own tables (meta,
-files), its graph's edges (`edges.npy`, as a table of src, dst, kind name and line) and the
+files), its graph's edges (`edges.npy`, as a table of src, dst, kind name, line and resolution) and the
 chunks, symbols, references and code words of its two segments, merged (`index.segments`), so
 that tests compare and query an index whatever its segments hold."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from maguyva.index import store
-from maguyva.index.graph import EDGE_KINDS
+from maguyva.index.graph import EDGE_KINDS, RESOLUTIONS
 from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
 
 SYMBOL_COLUMNS = "file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
@@ -24,9 +24,10 @@ def one_database(generation: Path) -> sqlite3.Connection:
     db.execute("ATTACH DATABASE ? AS own", (f"file:{generation / store.META}?mode=ro",))
     for name in ("meta", "files"):
         db.execute(f"CREATE TABLE {name} AS SELECT * FROM own.{name}")
-    db.execute("CREATE TABLE edges (src INTEGER, dst INTEGER, kind TEXT, line INTEGER)")
+    db.execute("CREATE TABLE edges (src INTEGER, dst INTEGER, kind TEXT, line INTEGER, how TEXT)")
     edges = store.load_edges(generation / store.EDGES).tolist()
-    db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", [(s, d, EDGE_KINDS[k], line) for s, d, k, line in edges])
+    db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?)",
+                   [(s, d, EDGE_KINDS[k], line, RESOLUTIONS[h]) for s, d, k, line, h in edges])
     files = db.execute("SELECT count(*) FROM files").fetchone()[0]
     segments = Segments(generation, files)
     try:

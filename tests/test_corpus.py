@@ -198,6 +198,33 @@ def test_find_symbol_tiers_and_kinds(shop, tools):
             corpus.find_symbol("Server", kind="klass")
 
 
+def test_callers_and_impact_say_how_far_to_trust_each_link(home: Path):
+    """Each dependant carries the least certain resolution on its way to the symbol: a chain is
+    only as certain as its weakest call."""
+    garden = write_tree(home / "garden", {
+        "lib/soil.py": "def moisten(bed):\n    return bed\n",
+        "lib/beds.py": (
+            "from lib.soil import moisten\n\n\n"
+            "def water(bed):\n    return moisten(bed)\n\n\n"  # moisten: imported
+            "def tend(bed):\n    return water(bed)\n"  # water: in its own file
+        ),
+        "app/keeper.py": "from lib.beds import tend\n\n\ndef daily(bed):\n    return tend(bed)\n",
+        # Go: a package's files see each other's names without an import.
+        "svc/clock.go": "package svc\n\nfunc Tick() int {\n\treturn 1\n}\n",
+        "svc/loop.go": "package svc\n\nfunc Run() int {\n\treturn Tick()\n}\n",
+    })  # fmt: skip
+    with Corpus.open([garden]) as corpus:
+        chain = corpus.callers("moisten", depth=3)
+        assert [(d.symbol, d.depth, d.resolution) for _, d in chain.dependants] == [
+            ("water", 1, "imported"), ("tend", 2, "imported"), ("daily", 3, "imported")]  # fmt: skip
+        near = corpus.callers("water", depth=2)
+        assert [(d.symbol, d.depth, d.resolution) for _, d in near.dependants] == [
+            ("tend", 1, "exact"), ("daily", 2, "imported")]  # fmt: skip
+        found = {(d.symbol or d.path, d.via, d.resolution) for _, d in corpus.impact("water", depth=2).dependants}
+        assert found == {("tend", "call", "exact"), ("daily", "call", "imported")}
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "by_name")]
+
+
 def test_callers_and_impact(shop, tools):
     with Corpus.open([shop, tools]) as corpus:
         answer = corpus.callers("parse_config")

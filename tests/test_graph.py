@@ -7,6 +7,7 @@ import pytest
 
 from maguyva.index.graph import (
     EDGE_KINDS,
+    RESOLUTIONS,
     DependencyGraph,
     Edge,
     EdgeColumns,
@@ -24,7 +25,7 @@ FILES = [
     FileNode(1, "pkg/http.py"),
     FileNode(2, "pkg/retry.py"),
     FileNode(3, "app/main.py"),
-    FileNode(4, "other/http.py"),
+    FileNode(4, "other/http.go"),
 ]
 
 
@@ -58,7 +59,7 @@ REFS = [
     ref(3, "call", "get", 3, "main", "s"),  # unique global definition named get
     ref(3, "call", "print", 4, "main"),  # builtin: no definition, no edge
     ref(2, "inherit", "Backoff", 30, "ExpBackoff"),
-    ref(4, "call", "retry", 2, "request"),  # not imported, but the only `retry` anywhere
+    ref(4, "call", "retry", 2, "request"),  # Go: not imported, but the only `retry` anywhere
 ]
 
 
@@ -74,6 +75,52 @@ def test_resolution_prefers_same_file_then_imports_then_unique_global():
     assert (NODE["request@4"], NODE["retry@2"], "call") in edges
     assert not any(e[1] == NODE["request@4"] for e in edges), "ambiguous name linked to the wrong file"
     assert len(edges) == 8
+
+
+def test_each_edge_says_how_it_was_resolved():
+    how = {(e.src, e.dst, e.kind): e.how for e in resolve_edges(FILES, SYMBOLS, REFS)}
+    assert how[(1, 2, "import")] == "exact"  # `.retry` names one file
+    assert how[(NODE["Session.get@1"], NODE["Session.request@1"], "call")] == "exact"  # the caller's own file
+    assert how[(NODE["ExpBackoff@2"], NODE["Backoff@2"], "inherit")] == "exact"
+    assert how[(NODE["Session.request@1"], NODE["retry@2"], "call")] == "imported"  # in a module it imports
+    assert how[(NODE["main@3"], NODE["Session@1"], "call")] == "imported"
+    assert how[(NODE["main@3"], NODE["Session.get@1"], "call")] == "imported"  # pkg.http, imported, defines it
+    assert how[(NODE["request@4"], NODE["retry@2"], "call")] == "by_name"
+    # An import whose module path two files answer equally links both, each a candidate.
+    files = [FileNode(0, "a/http.py"), FileNode(1, "b/http.py"), FileNode(2, "main.py")]
+    tie = resolve_edges(files, [], [ref(2, "import", "http", 1)])
+    assert [(e.dst, e.how) for e in tie] == [(0, "candidate"), (1, "candidate")]
+
+
+def test_every_call_to_a_name_the_file_imports_is_imported_and_the_edge_keeps_its_first_line():
+    files = [FileNode(0, "lib/retry.py"), FileNode(1, "app.py")]
+    symbols = [sym(0, 0, "retry"), sym(1, 1, "main")]
+    by_name_first = [ref(1, "call", "retry", 3, "main"), ref(1, "import", "lib.retry", 9, names=["retry"]),
+                     ref(1, "call", "retry", 12, "main")]
+    (edge,) = [e for e in resolve_edges(files, symbols, by_name_first) if e.kind == "call"]
+    assert (edge.line, edge.how) == (3, "imported")  # the import, written below, still counts
+
+
+def test_python_names_are_linked_by_name_only_where_python_could_see_them():
+    """A Python name is visible where it is defined or imported: a bare call of a name defined in
+    a file the caller does not import, `self.name` for another class's method, and a call on a
+    module from outside the index are not that definition. Go's names cross files unimported."""
+    files = [FileNode(0, "lib/cache.py"), FileNode(1, "app/jobs.py"), FileNode(2, "go/cache.go"),
+             FileNode(3, "go/jobs.go")]
+    symbols = [sym(0, 0, "Store.refresh", "method"), sym(1, 0, "evict"), sym(2, 1, "Job.run", "method"),
+               sym(3, 2, "purge"), sym(4, 3, "tick")]
+    python_calls = [
+        ref(1, "import", "dataclasses", 1),
+        ref(1, "call", "evict", 5, "Job.run"),  # bare, not imported
+        ref(1, "call", "refresh", 6, "Job.run", "self"),  # Job has no refresh, Store is not imported
+        ref(1, "call", "evict", 7, "Job.run", "dataclasses"),  # a module from outside the index
+        ref(1, "call", "refresh", 8, "Job.run", "self.store"),  # an attribute of unknown type: by name
+    ]
+    edges = resolve_edges(files, symbols, python_calls)
+    assert [(e.line, e.dst, e.how) for e in edges] == [(8, len(files) + 0, "by_name")]
+    assert resolve_edges(files, symbols, [ref(1, "import", "lib.cache", 1), ref(1, "call", "evict", 5, "Job.run")])[1].how == "imported"
+    go_call = [ref(3, "call", "purge", 4, "tick")]
+    assert [(e.dst, e.how) for e in resolve_edges(files, symbols, go_call)] == [(len(files) + 3, "by_name")]
 
 
 def test_ambiguous_names_are_not_linked():
@@ -102,26 +149,26 @@ def test_module_resolution_picks_the_longest_matching_path():
 
 def test_centrality_scaling_makes_hubs_stand_out():
     # A hub that 200 leaves call is far above average: it reaches the boost's cap.
-    star = centrality(201, EdgeColumns.of([Edge(i, 200, "call", 1) for i in range(200)]))
+    star = centrality(201, EdgeColumns.of([Edge(i, 200, "call", 1, "exact") for i in range(200)]))
     assert star.dtype == np.float32
     assert star[200] > 4.3
     assert np.all(star[:200] == 0)
     # In a ring every node is average: no boost anywhere.
-    ring = centrality(10, EdgeColumns.of([Edge(i, (i + 1) % 10, "call", 1) for i in range(10)]))
+    ring = centrality(10, EdgeColumns.of([Edge(i, (i + 1) % 10, "call", 1, "exact") for i in range(10)]))
     assert np.allclose(ring, 0, atol=1e-5)
     # A node called by ten of eleven is well above average, but not a hub of the cap's size.
-    small = centrality(11, EdgeColumns.of([Edge(i, 10, "call", 1) for i in range(10)]))
+    small = centrality(11, EdgeColumns.of([Edge(i, 10, "call", 1, "exact") for i in range(10)]))
     assert 0 < small[10] < 4.3
     assert centrality(0, EdgeColumns.of([])).shape == (0,)
 
 
 def test_walks_callers_callees_and_dependants_with_paths():
     edges = [
-        Edge(1, 0, "call", 5),
-        Edge(2, 1, "call", 7),
-        Edge(3, 1, "import", 1),
-        Edge(4, 2, "call", 9),
-        Edge(0, 5, "call", 2),
+        Edge(1, 0, "call", 5, "exact"),
+        Edge(2, 1, "call", 7, "exact"),
+        Edge(3, 1, "import", 1, "exact"),
+        Edge(4, 2, "call", 9, "exact"),
+        Edge(0, 5, "call", 2, "exact"),
     ]
     g = DependencyGraph(6, edges)
     assert [s.node for s in g.callers(0)] == [1]
@@ -133,26 +180,28 @@ def test_walks_callers_callees_and_dependants_with_paths():
 
 
 def test_in_degree_counts_distinct_dependants():
-    edges = [Edge(0, 2, "call", 1), Edge(0, 2, "import", 1), Edge(1, 2, "call", 3), Edge(2, 0, "call", 4)]
+    edges = [Edge(0, 2, "call", 1, "exact"), Edge(0, 2, "import", 1, "exact"), Edge(1, 2, "call", 3, "exact"), Edge(2, 0, "call", 4, "exact")]
     assert in_degree(3, EdgeColumns.of(edges)).tolist() == [1, 0, 2]
     assert in_degree(3, EdgeColumns.of([])).tolist() == [0, 0, 0] and in_degree(0, EdgeColumns.of([])).tolist() == []
 
 
 def test_edge_columns_keep_every_edge_and_sort_as_the_tuples_do():
-    edges = [Edge(3, 1, "inherit", 2), Edge(0, 2, "import", 1), Edge(0, 2, "call", 9), Edge(3, 1, "call", 4)]
+    edges = [Edge(3, 1, "inherit", 2, "exact"), Edge(0, 2, "import", 1, "candidate"), Edge(0, 2, "call", 9, "by_name"),
+             Edge(3, 1, "call", 4, "imported")]
     columns = EdgeColumns.of(edges)
     assert columns.rows() == [tuple(e) for e in edges]
-    as_codes = np.array([(e.src, e.dst, code, e.line) for e, code in zip(edges, [2, 1, 0, 0])], dtype=np.int64)
+    as_codes = np.array([(e.src, e.dst, code, e.line, how) for e, code, how in zip(edges, [2, 1, 0, 0], [0, 3, 2, 1])],
+                        dtype=np.int64)
     assert EdgeColumns.of_matrix(as_codes, nodes=4).rows() == columns.rows()
-    more = EdgeColumns.of([Edge(0, 2, "call", 3), Edge(1, 0, "call", 1)])
-    assert columns.sorted_with(more).rows() == sorted([*map(tuple, edges), (0, 2, "call", 3), (1, 0, "call", 1)])
+    more = EdgeColumns.of([Edge(0, 2, "call", 3, "exact"), Edge(1, 0, "call", 1, "by_name")])
+    assert columns.sorted_with(more).rows() == sorted([*map(tuple, edges), (0, 2, "call", 3, "exact"), (1, 0, "call", 1, "by_name")])
     assert len(EdgeColumns.of([])) == 0 and EdgeColumns.of([]).rows() == []
 
 
 def test_edges_round_trip_as_a_matrix_and_one_out_of_range_is_refused(tmp_path):
     from maguyva.index import store
 
-    edges = EdgeColumns.of([Edge(0, 3, "call", 7), Edge(1, 0, "import", 1), Edge(2, 1, "inherit", 4)])
+    edges = EdgeColumns.of([Edge(0, 3, "call", 7, "exact"), Edge(1, 0, "import", 1, "exact"), Edge(2, 1, "inherit", 4, "exact")])
     path = tmp_path / store.EDGES
     path.write_bytes(store.encode_edges(edges.matrix()))
     assert EdgeColumns.of_matrix(store.load_edges(path), nodes=4).rows() == edges.rows()
@@ -162,3 +211,24 @@ def test_edges_round_trip_as_a_matrix_and_one_out_of_range_is_refused(tmp_path):
     unknown[1, 2] = len(EDGE_KINDS)
     with pytest.raises(ValueError, match="kind out of range"):
         EdgeColumns.of_matrix(unknown, nodes=4)
+    unknown = edges.matrix().copy()
+    unknown[2, 4] = len(RESOLUTIONS)
+    with pytest.raises(ValueError, match="resolution out of range"):
+        EdgeColumns.of_matrix(unknown, nodes=4)
+
+
+def test_python_builtin_method_names_are_methods_of_the_builtin_types():
+    import io
+
+    from maguyva.lexicon import PYTHON_BUILTIN_METHODS
+
+    types = (dict, list, set, frozenset, str, bytes, bytearray, tuple, int, float, io.StringIO, io.BytesIO, io.TextIOWrapper)
+    assert all(any(callable(getattr(t, name, None)) for t in types) for name in PYTHON_BUILTIN_METHODS)
+    assert {"update", "append", "getvalue", "items"} <= PYTHON_BUILTIN_METHODS
+
+
+def test_a_builtin_method_name_on_a_receiver_of_unknown_type_is_not_linked_by_name():
+    files = [FileNode(0, "lib/progress.py"), FileNode(1, "app/run.py")]
+    symbols = [sym(0, 0, "Bar.update", "method"), sym(1, 0, "Bar.advance", "method"), sym(2, 1, "main")]
+    calls = [ref(1, "call", "update", 3, "main", "ctx.params"), ref(1, "call", "advance", 4, "main", "bar")]
+    assert [(e.line, e.how) for e in resolve_edges(files, symbols, calls)] == [(4, "by_name")]

@@ -109,16 +109,17 @@ def test_find_symbol_callers_impact(corpus):
     assert call(corpus, "find_symbol", name="Server", kind="function")["symbols"] == []
 
     out = call(corpus, "callers", symbol="Server.start", depth=2)
-    assert [(c["caller"], c["path"], c["line"], c["depth"], c["calls"]) for c in out["callers"]] == [
-        ("retry_start", "app/retry.py", 8, 1, "Server.start"),
-        ("main", "app/cli.py", 5, 2, "retry_start"),
+    assert [(c["caller"], c["path"], c["line"], c["depth"], c["calls"], c["resolved"]) for c in out["callers"]] == [
+        ("retry_start", "app/retry.py", 8, 1, "Server.start", "imported"),  # app.server, which it imports
+        ("main", "app/cli.py", 5, 2, "retry_start", "imported"),
     ]
     assert out["total"] == 2 and not out["truncated"]
     assert out["definitions"][0]["qualified_name"] == "Server.start"
 
     out = call(corpus, "impact", symbol="parse_config")
     assert out["definitions"][0]["path"] == "app/config.py"
-    assert ("Server.__init__", 1, "call") in {(d["symbol"], d["depth"], d["via"]) for d in out["dependants"]}
+    dependants = {(d["symbol"], d["depth"], d["via"], d["resolved"]) for d in out["dependants"]}
+    assert ("Server.__init__", 1, "call", "imported") in dependants  # `from app.config import parse_config`
     assert out["files_affected"] == len({(d["repo"], d["path"]) for d in out["dependants"]})
     assert sum(out["by_depth"].values()) == len(out["dependants"])
 

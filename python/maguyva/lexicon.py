@@ -284,6 +284,25 @@ NAMESPACE_KINDS = TYPE_KINDS | {"module"}
 #: Kinds whose definitions never answer "where is X defined" over a type or function.
 VALUE_KINDS = frozenset({"field", "variable", "constant"})
 
+#: The methods of Python's built-in containers, strings, numbers and in-memory streams (dict,
+#: list, set, frozenset, str, bytes, bytearray, tuple, int, float, io.StringIO, io.BytesIO,
+#: io.TextIOWrapper; their public callables on CPython 3.11). Called on a receiver of unknown
+#: type (`ctx.params.update(...)`), such a name is more likely theirs than the one method of the
+#: index that shares it.
+PYTHON_BUILTIN_METHODS = frozenset("""
+add append as_integer_ratio bit_count bit_length capitalize casefold center clear close
+conjugate copy count decode detach difference difference_update discard encode endswith
+expandtabs extend fileno find flush format format_map from_bytes fromhex fromkeys get getbuffer
+getvalue hex index insert intersection intersection_update is_integer isalnum isalpha isascii
+isatty isdecimal isdigit isdisjoint isidentifier islower isnumeric isprintable isspace issubset
+issuperset istitle isupper items join keys ljust lower lstrip maketrans partition pop popitem
+read read1 readable readinto readinto1 readline readlines reconfigure remove removeprefix
+removesuffix replace reverse rfind rindex rjust rpartition rsplit rstrip seek seekable
+setdefault sort split splitlines startswith strip swapcase symmetric_difference
+symmetric_difference_update tell title to_bytes translate truncate union update upper values
+writable write writelines zfill
+""".split())
+
 #: Kinds that declare a contract for others to implement.
 CONTRACT_KINDS = frozenset({"interface", "trait"})
 

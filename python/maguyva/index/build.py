@@ -640,7 +640,7 @@ class Previous:
 @dataclass(slots=True)
 class EarlierGraph:
     """A generation's files in id order, each one's symbol count, and its edges (src, dst, kind,
-    line), numbered as that generation numbered its nodes."""
+    line, resolution), numbered as that generation numbered its nodes."""
 
     paths: list[str]
     symbol_counts: np.ndarray
@@ -1129,7 +1129,7 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
 
     source = old_to_new[file_of(old.src)]
     kept = old[(source >= 0) & ~np.isin(source, np.array(redo, dtype=np.int64))]
-    kept = graph.EdgeColumns(renumbered(kept.src), renumbered(kept.dst), kept.kind, kept.line)
+    kept = graph.EdgeColumns(renumbered(kept.src), renumbered(kept.dst), kept.kind, kept.line, kept.how)
     if np.any(kept.dst < 0):  # an edge kept into a removed file: its caller should have been redone
         raise RuntimeError("an edge carried over leads into a file that was removed")
     return graph.EdgeColumns.of(resolved).sorted_with(kept)

@@ -9,6 +9,7 @@ Call sites name their target only by identifier, so they are resolved the way a 
 a definition in the same file first, then one in a file the caller imports (or a name it imports),
 then the only definition of that name in the repository. An ambiguous name with no such evidence
 is left unlinked rather than linked to every candidate: a wrong edge would mislead "who calls X".
+Each edge records which of these found it (`RESOLUTIONS`), so an answer can say how far to trust it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ import numpy as np
 import rustworkx as rx
 
 from maguyva import config
-from maguyva.lexicon import TYPE_KINDS
+from maguyva.lexicon import PYTHON_BUILTIN_METHODS, TYPE_KINDS
+
+#: Python files, whose names are visible only where they are defined or imported.
+_PYTHON_SUFFIXES = (".py", ".pyi")
 
 #: File names that stand for their folder as a module (package initialisers and index files).
 FOLDER_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
@@ -64,60 +68,82 @@ class Edge(NamedTuple):
     dst: int
     kind: str
     line: int
+    #: How the edge was resolved, one of `RESOLUTIONS`.
+    how: str
 
 
 #: Every edge kind, in name order: an edge's kind code orders as its name does.
 EDGE_KINDS = ("call", "import", "inherit")
 
+#: How an edge was resolved, the most certain first (an edge's code is its position):
+#: - "exact": a call or inheritance of a name defined in the caller's own file, or an import
+#:   whose module path names one indexed file;
+#: - "imported": a name defined in a file the caller imports (or a name it imports);
+#: - "by_name": the only definition of that name in the index, with no import to confirm it;
+#: - "candidate": one of the few files an import's module path could name (a tie).
+RESOLUTIONS = ("exact", "imported", "by_name", "candidate")
+_RESOLUTION_CODE = {how: i for i, how in enumerate(RESOLUTIONS)}
+
 
 @dataclass(frozen=True, slots=True)
 class EdgeColumns:
-    """Edges as columns (int64 `src`, `dst`, `line`; `kind` a code into `EDGE_KINDS`), for the
-    whole graph of a generation, where a list of `Edge`s costs an object per edge."""
+    """Edges as columns (int64 `src`, `dst`, `line`; `kind` a code into `EDGE_KINDS`, `how` one
+    into `RESOLUTIONS`), for the whole graph of a generation, where a list of `Edge`s costs an
+    object per edge."""
 
     src: np.ndarray
     dst: np.ndarray
     kind: np.ndarray
     line: np.ndarray
+    how: np.ndarray
+
+    #: Values a row holds: src, dst, kind code, line, resolution code.
+    WIDTH = 5
 
     @classmethod
     def of(cls, edges: Sequence[Edge]) -> EdgeColumns:
         code = {kind: i for i, kind in enumerate(EDGE_KINDS)}
-        rows = np.array([(e.src, e.dst, code[e.kind], e.line) for e in edges], dtype=np.int64).reshape(-1, 4)
-        return cls(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
+        rows = np.array(
+            [(e.src, e.dst, code[e.kind], e.line, _RESOLUTION_CODE[e.how]) for e in edges], dtype=np.int64
+        ).reshape(-1, cls.WIDTH)
+        return cls(*(rows[:, column] for column in range(cls.WIDTH)))
 
     @classmethod
     def of_matrix(cls, matrix: np.ndarray, nodes: int) -> EdgeColumns:
-        """Of an (edges, 4) matrix of (src, dst, kind code, line) rows (`store.load_edges`);
-        ValueError when a kind or node is out of range (of `nodes`)."""
+        """Of an (edges, 5) matrix of (src, dst, kind code, line, resolution code) rows
+        (`store.load_edges`); ValueError when a kind, resolution or node is out of range (of
+        `nodes`)."""
         if len(matrix) and (matrix[:, 2].min() < 0 or matrix[:, 2].max() >= len(EDGE_KINDS)):
             raise ValueError("an edge kind out of range")
+        if len(matrix) and (matrix[:, 4].min() < 0 or matrix[:, 4].max() >= len(RESOLUTIONS)):
+            raise ValueError("an edge's resolution out of range")
         if len(matrix) and (matrix[:, :2].min() < 0 or matrix[:, :2].max() >= nodes):
             raise ValueError(f"an edge names a node past the graph's {nodes}")
-        return cls(*(np.ascontiguousarray(matrix[:, column]) for column in range(4)))
+        return cls(*(np.ascontiguousarray(matrix[:, column]) for column in range(cls.WIDTH)))
 
     def matrix(self) -> np.ndarray:
-        """The (edges, 4) matrix `of_matrix` reads."""
-        return np.column_stack(self.columns()).reshape(-1, 4)
+        """The (edges, 5) matrix `of_matrix` reads."""
+        return np.column_stack(self.columns()).reshape(-1, self.WIDTH)
 
     def __len__(self) -> int:
         return len(self.src)
 
     def __getitem__(self, which: np.ndarray) -> EdgeColumns:
-        return EdgeColumns(self.src[which], self.dst[which], self.kind[which], self.line[which])
+        return EdgeColumns(*(column[which] for column in self.columns()))
 
     def sorted_with(self, other: EdgeColumns) -> EdgeColumns:
         """These edges and `other`'s, in (src, dst, kind, line) order."""
         both = EdgeColumns(*(np.concatenate((a, b)) for a, b in zip(self.columns(), other.columns())))
         return both[np.lexsort((both.line, both.kind, both.dst, both.src))]
 
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return self.src, self.dst, self.kind, self.line
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.src, self.dst, self.kind, self.line, self.how
 
-    def rows(self) -> list[tuple[int, int, str, int]]:
-        """(src, dst, kind name, line) per edge."""
+    def rows(self) -> list[tuple[int, int, str, int, str]]:
+        """(src, dst, kind name, line, resolution) per edge."""
         kinds = np.array(EDGE_KINDS, dtype=object)[self.kind].tolist()
-        return list(zip(self.src.tolist(), self.dst.tolist(), kinds, self.line.tolist()))
+        hows = np.array(RESOLUTIONS, dtype=object)[self.how].tolist()
+        return list(zip(self.src.tolist(), self.dst.tolist(), kinds, self.line.tolist(), hows))
 
 
 def resolve_edges(
@@ -129,26 +155,37 @@ def resolve_edges(
     # Imports first: call resolution consults what each file imports.
     imports: dict[int, set[int]] = defaultdict(set)
     imported_names: dict[int, set[str]] = defaultdict(set)
-    edges: dict[tuple[int, int, str], int] = {}
+    # The names a file binds to modules from outside the index (`import dataclasses`, `from os
+    # import path`): what is called on them is theirs, never a definition of the index.
+    outside: dict[int, set[str]] = defaultdict(set)
+    # (src, dst, kind) -> the first reference's line and its resolution (every reference from one
+    # file to one definition, of one kind, is resolved the same way: by the name, the file's
+    # imports and the definitions).
+    edges: dict[tuple[int, int, str], tuple[int, str]] = {}
+
     for ref in references:
         if ref.kind != "import":
             continue
         imported_names[ref.file_id].update(ref.imported_names)
-        for target in resolver.module_files(ref.name, ref.file_id):
+        targets = resolver.module_files(ref.name, ref.file_id)
+        if not targets:
+            outside[ref.file_id].update(ref.imported_names or (ref.name.split(".", 1)[0],))
+        for target in targets:
             if target != ref.file_id:
                 imports[ref.file_id].add(target)
-                edges.setdefault((ref.file_id, target, "import"), ref.line)
+                edges.setdefault((ref.file_id, target, "import"), (ref.line, "exact" if len(targets) == 1 else "candidate"))
     for ref in references:
         if ref.kind not in ("call", "inherit"):
             continue
-        defined = resolver.definition(ref, imports[ref.file_id], imported_names[ref.file_id])
-        if defined is None:
+        found = resolver.definition(ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id])
+        if found is None:
             continue
+        defined, how = found
         src = resolver.node_of_enclosing(ref.file_id, ref.enclosing)
         dst = resolver.symbol_node(defined)
         if src != dst:
-            edges.setdefault((src, dst, ref.kind), ref.line)
-    return [Edge(src, dst, kind, line) for (src, dst, kind), line in sorted(edges.items())]
+            edges.setdefault((src, dst, ref.kind), (ref.line, how))
+    return [Edge(src, dst, kind, line, how) for (src, dst, kind), (line, how) in sorted(edges.items())]
 
 
 def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
@@ -202,8 +239,9 @@ class _Resolver:
         return []
 
     def definition(
-        self, ref: ReferenceRow, imported_files: set[int], imported_names: set[str]
-    ) -> SymbolNode | None:
+        self, ref: ReferenceRow, imported_files: set[int], imported_names: set[str], outside: set[str]
+    ) -> tuple[SymbolNode, str] | None:
+        """The definition `ref` names and how it was found (`RESOLUTIONS`), or None."""
         candidates = self.by_name.get(ref.name, ())
         if ref.kind == "inherit":
             candidates = [s for s in candidates if s.kind in TYPE_KINDS]
@@ -211,13 +249,31 @@ class _Resolver:
             return None
         same_file = [s for s in candidates if s.file_id == ref.file_id]
         if same_file:
-            return _closest(same_file, ref)
+            return _closest(same_file, ref), "exact"
         imported = [s for s in candidates if s.file_id in imported_files]
         if imported:
-            return _closest(imported, ref)
-        if len(candidates) == 1 and (ref.name in imported_names or len(self.by_name[ref.name]) == 1):
-            return candidates[0]
+            return _closest(imported, ref), "imported"
+        if len(candidates) == 1 and ref.name in imported_names:
+            return candidates[0], "imported"
+        if len(candidates) == 1 and len(self.by_name[ref.name]) == 1 and self.visible_by_name(ref, outside):
+            return candidates[0], "by_name"
         return None
+
+    def visible_by_name(self, ref: ReferenceRow, outside: set[str]) -> bool:
+        """Whether the one definition of a name, in a file the caller does not import, can be
+        what `ref` calls. Python's names are lexical: a bare name is one the file defines or
+        imports; `self.name` and `cls.name` are the class's own or an ancestor's, which the file
+        defines or imports too; a name on a module from outside the index (`dataclasses.asdict`)
+        is that module's; and on a receiver of unknown type, a method name of Python's built-in
+        types (`ctx.params.update`) is as likely theirs. (Measured: each such link of the dev
+        split's Python references was wrong, benches/resolutions.py.) Elsewhere (Go's packages,
+        C's headers, Java's same-package classes) names cross files without an import, and the
+        only definition is the one."""
+        if not self.paths[ref.file_id].endswith(_PYTHON_SUFFIXES):
+            return True
+        if not ref.qualifier or ref.qualifier in ("self", "cls"):
+            return False
+        return ref.qualifier.split(".", 1)[0] not in outside and ref.name not in PYTHON_BUILTIN_METHODS
 
 
 _module_tail_index: tuple[tuple[tuple[str, ...], tuple[int, ...]], dict[str, list[int]]] | None = None

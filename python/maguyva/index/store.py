@@ -57,7 +57,7 @@ from maguyva.errors import (
 )
 
 #: Version of the folder layout and SQLite schema.
-FORMAT_VERSION = 12
+FORMAT_VERSION = 13
 
 CURRENT = "CURRENT"
 LOCK = "LOCK"
@@ -212,6 +212,8 @@ _NPY_ALIGN = 64
 _CODE_TYPE = "|u1"
 _NODE_TYPE = "<f8"
 _EDGE_TYPE = "<i8"
+#: Values a row of edges.npy holds (`graph.EdgeColumns.WIDTH`).
+EDGE_VALUES = 5
 
 
 def _encode_npy(matrix: np.ndarray, descr: str) -> bytes:
@@ -277,17 +279,18 @@ def load_nodes(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode_edges(matrix: np.ndarray) -> bytes:
-    """The graph's edges as the .npy file of an (edges, 4) int64 matrix: a row per edge of its
-    source node, destination node, kind (`graph.EDGE_KINDS` position) and line."""
-    return _encode_npy(np.asarray(matrix, dtype=np.int64).reshape(-1, 4), _EDGE_TYPE)
+    """The graph's edges as the .npy file of an (edges, 5) int64 matrix: a row per edge of its
+    source node, destination node, kind (`graph.EDGE_KINDS` position), line and resolution
+    (`graph.RESOLUTIONS` position)."""
+    return _encode_npy(np.asarray(matrix, dtype=np.int64).reshape(-1, EDGE_VALUES), _EDGE_TYPE)
 
 
 def load_edges(path: Path) -> np.ndarray:
-    """The (edges, 4) int64 matrix `encode_edges` wrote, read into memory; ValueError when the
+    """The (edges, 5) int64 matrix `encode_edges` wrote, read into memory; ValueError when the
     file is not such a matrix."""
     matrix = _load_npy(path, _EDGE_TYPE)
-    if matrix.shape[1] != 4:
-        raise ValueError(f"holds {matrix.shape[1]} values an edge, not 4")
+    if matrix.shape[1] != EDGE_VALUES:
+        raise ValueError(f"holds {matrix.shape[1]} values an edge, not {EDGE_VALUES}")
     return np.array(matrix)
 
 

@@ -15,9 +15,10 @@ depended-on definition, then by path and line.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from maguyva.index.graph import Edge
+from maguyva.index.graph import RESOLUTIONS, Edge
 from maguyva.index.reader import IndexReader
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.index.symbols import CASELESS, EXACT, SEPARATORLESS, named
@@ -63,6 +64,9 @@ class Dependant:
     via: str
     #: ... and the qualified name (or path) of what that edge points at.
     uses: str
+    #: How the least certain edge between it and the definition was resolved (one of
+    #: `graph.RESOLUTIONS`: "exact", "imported", "by_name", "candidate"): how far to trust it.
+    resolution: str
 
 
 def find_definitions(reader: IndexReader, name: str, kind: str | None = None, limit: int = 20) -> list[Definition]:
@@ -113,19 +117,25 @@ def callers(
     incoming = reader.graph.incoming
     seeds = [graph_node(reader, d) for d in definitions]
     seen = set(seeds)
-    found: list[tuple[int, int, Edge]] = []
-    frontier = deque((node, 0) for node in seeds)
+    found: list[tuple[int, int, Edge, str]] = []
+    frontier = deque((node, 0, RESOLUTIONS[0]) for node in seeds)
     while frontier:
-        node, distance = frontier.popleft()
+        node, distance, trust = frontier.popleft()
         if distance == depth:
             continue
         for edge in sorted(incoming.get(node, ()), key=lambda e: (e.src, e.line)):
             if edge.kind != "call" or edge.src in seen:
                 continue
             seen.add(edge.src)
-            found.append((edge.src, distance + 1, edge))
-            frontier.append((edge.src, distance + 1))
+            weakest = least_certain((trust, edge.how))
+            found.append((edge.src, distance + 1, edge, weakest))
+            frontier.append((edge.src, distance + 1, weakest))
     return _describe(reader, found, limit), len(found)
+
+
+def least_certain(resolutions: Iterable[str]) -> str:
+    """The least certain of `resolutions` (`graph.RESOLUTIONS` is ordered most certain first)."""
+    return RESOLUTIONS[max(RESOLUTIONS.index(how) for how in resolutions)]
 
 
 def impact(
@@ -134,7 +144,7 @@ def impact(
     """Everything that depends on the definitions (calls, imports, inherits) within `depth`
     edges, nearest first, at most `limit`; and how many there are in all."""
     graph = reader.graph
-    best: dict[int, tuple[int, Edge]] = {}
+    best: dict[int, tuple[int, Edge, str]] = {}
     seeds = {graph_node(reader, d) for d in definitions}
     for seed in sorted(seeds):
         for step in graph.dependants(seed, depth):
@@ -142,28 +152,29 @@ def impact(
                 continue
             known = best.get(step.node)
             if known is None or step.depth < known[0]:
-                best[step.node] = (step.depth, step.path[0])
+                best[step.node] = (step.depth, step.path[0], least_certain(e.how for e in step.path))
     ordered = sorted(best.items(), key=lambda item: (item[1][0], item[0]))
-    found = [(node, d, edge) for node, (d, edge) in ordered]
+    found = [(node, d, edge, how) for node, (d, edge, how) in ordered]
     return _describe(reader, found, limit), len(found)
 
 
-def _describe(reader: IndexReader, found: list[tuple[int, int, Edge]], limit: int) -> list[Dependant]:
-    """The first `limit` dependants from (node, depth, its edge towards the definition): nearest
-    first, then the project's own code before tests and vendored code, then by path and line."""
+def _describe(reader: IndexReader, found: list[tuple[int, int, Edge, str]], limit: int) -> list[Dependant]:
+    """The first `limit` dependants from (node, depth, its edge towards the definition, the least
+    certain resolution on its way there): nearest first, then the project's own code before tests
+    and vendored code, then by path and line."""
     file_count = len(reader.files)
     locations = reader.symbol_locations
 
     def path_of(node: int) -> str:
         return reader.files[node if node < file_count else locations[node - file_count][0]].path
 
-    def order(item: tuple[int, int, Edge]) -> tuple[int, bool, bool, str, int]:
-        node, depth, edge = item
+    def order(item: tuple[int, int, Edge, str]) -> tuple[int, bool, bool, str, int]:
+        node, depth, edge, _ = item
         path = path_of(node)
         return (depth, path_demotion(path) < 1, is_test_path(path), path, edge.line)
 
     found = sorted(found, key=order)[:limit]
-    symbol_ids = {n - file_count for node, _, edge in found for n in (node, edge.dst) if n >= file_count}
+    symbol_ids = {n - file_count for node, _, edge, _ in found for n in (node, edge.dst) if n >= file_count}
     symbols: dict[int, tuple[int, str, str]] = {}
     if symbol_ids:
         for i, file_id, qualified, kind in reader.symbols_at(sorted(symbol_ids), "file_id, qualified_name, kind"):
@@ -173,11 +184,11 @@ def _describe(reader: IndexReader, found: list[tuple[int, int, Edge]], limit: in
         return reader.files[node].path if node < file_count else symbols[node - file_count][1]
 
     out = []
-    for node, depth, edge in found:
+    for node, depth, edge, how in found:
         if node < file_count:
             symbol, kind, path = None, "file", reader.files[node].path
         else:
             file_id, symbol, kind = symbols[node - file_count]
             path = reader.files[file_id].path
-        out.append(Dependant(symbol, kind, path, edge.line, depth, edge.kind, label(edge.dst)))
+        out.append(Dependant(symbol, kind, path, edge.line, depth, edge.kind, label(edge.dst), how))
     return out

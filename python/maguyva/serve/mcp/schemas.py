@@ -9,6 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 
 from maguyva.errors import ToolInputError
+from maguyva.index.graph import RESOLUTIONS
 from maguyva.query.intents import INTENTS, MAX_QUERY_CHARS, MODALITIES, PRESETS
 
 #: Token estimate: UTF-8 bytes / BYTES_PER_TOKEN, rounded up. About what the tokenizers of
@@ -103,6 +104,14 @@ DEFINITION = {
     "required": ["repo", "path", "start_line", "end_line", "name", "qualified_name", "kind",
                  "signature", "doc", "dependants", "match"],
 }  # fmt: skip
+#: How far a dependant's link to the symbol can be trusted (`graph.RESOLUTIONS`).
+RESOLVED = {
+    "type": "string", "enum": list(RESOLUTIONS),
+    "description": "How the least certain edge on its way to the symbol was resolved, most certain first: exact "
+                   "(defined in the caller's own file, or the one file an import names), imported (defined in a "
+                   "file it imports, or a name it imports), by_name (the only definition of that name in the "
+                   "repository), candidate (one of the files an import's module path could name).",
+}
 DEPENDANT = {
     "type": "object",
     "properties": {
@@ -114,8 +123,9 @@ DEPENDANT = {
         "depth": {"type": "integer", "description": "Edges between it and the symbol asked about (1: direct)."},
         "via": {"type": "string", "enum": ["call", "import", "inherit"]},
         "uses": {"type": "string", "description": "What it calls, imports or inherits there."},
+        "resolved": RESOLVED,
     },
-    "required": ["repo", "path", "line", "symbol", "kind", "depth", "via", "uses"],
+    "required": ["repo", "path", "line", "symbol", "kind", "depth", "via", "uses", "resolved"],
 }
 
 

@@ -19,6 +19,7 @@ from maguyva.serve.mcp.schemas import (
     BYTES_PER_TOKEN,
     DEFINITION,
     DEPENDANT,
+    RESOLVED,
     MAX_CALLERS,
     MAX_DEPENDANTS,
     MAX_DEPTH,
@@ -113,7 +114,7 @@ def run_callers(corpus: Searchable, args: dict[str, Any]) -> dict[str, Any]:
     answer = corpus.callers(args["symbol"], depth=args["depth"], repo=args.get("repo"), limit=MAX_CALLERS)
     found: list[dict[str, Any]] = [
         {"repo": repo, "path": d.path, "line": d.line, "caller": d.symbol, "kind": d.kind, "depth": d.depth,
-         "calls": d.uses}
+         "calls": d.uses, "resolved": d.resolution}
         for repo, d in answer.dependants
     ]  # fmt: skip
     files = [(c["repo"], c["path"]) for c in found]
@@ -177,7 +178,7 @@ def _definition(repo: str, d: navigate.Definition) -> dict[str, Any]:
 def _dependant(repo: str, d: navigate.Dependant) -> dict[str, Any]:
     return {
         "repo": repo, "path": d.path, "line": d.line, "symbol": d.symbol, "kind": d.kind,
-        "depth": d.depth, "via": d.via, "uses": d.uses,
+        "depth": d.depth, "via": d.via, "uses": d.uses, "resolved": d.resolution,
     }  # fmt: skip
 
 
@@ -263,7 +264,8 @@ TOOLS: dict[str, Tool] = {
             "Who calls a symbol",
             "List the code that calls a symbol, from the dependency graph: each caller's repository, path, "
             "the line of the call, the enclosing definition (null for top-level code) and its depth (1: calls it "
-            f"directly; up to `depth`: calls something that calls it). Nearest first, at most {MAX_CALLERS}; "
+            "directly; up to `depth`: calls something that calls it) and how the calls were resolved "
+            f"(`resolved`: how far to trust it). Nearest first, at most {MAX_CALLERS}; "
             "`total` counts them all. The symbol is found as find_symbol finds it.",
             graph_walk_input("The called symbol's name, possibly qualified.", 1,
                               f"How many calls away (1-{MAX_DEPTH}; default 1: direct callers)."),
@@ -280,8 +282,9 @@ TOOLS: dict[str, Tool] = {
                                        "description": "The calling definition; null for top-level code."},
                             "kind": {"type": "string"}, "depth": {"type": "integer"},
                             "calls": {"type": "string", "description": "What it calls on that line."},
+                            "resolved": RESOLVED,
                         },
-                        "required": ["repo", "path", "line", "caller", "kind", "depth", "calls"],
+                        "required": ["repo", "path", "line", "caller", "kind", "depth", "calls", "resolved"],
                     }},
                     "total": {"type": "integer"}, "truncated": {"type": "boolean"}, "tokens": TOKENS_REPORT,
                 },
@@ -294,8 +297,8 @@ TOOLS: dict[str, Tool] = {
             "What depends on a symbol",
             "The blast radius of changing a symbol: everything that depends on it through calls, imports and "
             "inheritance, transitively up to `depth` edges, nearest first. Each dependant gives repository, "
-            "path, the line where the dependency is written, the enclosing definition, its depth and the kind of "
-            f"edge; `files_affected` and `by_depth` summarise the list (at most {MAX_DEPENDANTS}; `total` counts all).",
+            "path, the line where the dependency is written, the enclosing definition, its depth, the kind of "
+            f"edge and how the edges were resolved (`resolved`); `files_affected` and `by_depth` summarise the list (at most {MAX_DEPENDANTS}; `total` counts all).",
             graph_walk_input("The symbol's name, possibly qualified.", 3,
                               f"How many edges away (1-{MAX_DEPTH}; default 3)."),
             object_schema(
