@@ -732,15 +732,21 @@ class Session(Base, abc.ABC):
     def request(self, url):
         # not a docstring
         return self.session.get(url)
+
+    @staticmethod
+    @cache.memo(limit())
+    def build():
+        pass
 ''',
         symbols=[
             ("MAX_SIZE", "constant", 6, 6),
             ("helper", "function", 10, 12),
             ("Base", "class", 15, 16),
-            ("Session", "class", 20, 29),
+            ("Session", "class", 20, 34),
             ("Session.Inner", "class", 23, 25),
             ("Session.Inner.deep", "method", 24, 25),
             ("Session.request", "method", 27, 29),
+            ("Session.build", "method", 33, 34),
         ],
         references={
             ("import", "os.path", 2, None, "", ()),
@@ -750,6 +756,11 @@ class Session(Base, abc.ABC):
             ("inherit", "Base", 20, "Session", "", ()),
             ("inherit", "ABC", 20, "Session", "", ()),
             ("call", "get", 29, "Session.request", "self.session", ()),
+            # A decorator is applied by what it decorates: a call, bare or not, of that definition.
+            ("call", "dataclass", 19, "Session", "", ()),
+            ("call", "staticmethod", 31, "Session.build", "", ()),
+            ("call", "memo", 32, "Session.build", "cache", ()),
+            ("call", "limit", 32, "Session.build", "", ()),
         },
         signatures={
             "helper": "def helper(x: int) -> int:",
@@ -1045,7 +1056,7 @@ const arrow = (a: number): number => a + 1;
             ("import", "@angular/core", 1, None, "", ("Injectable",)),
             ("import", "fs", 2, None, "", ("*",)),
             ("inherit", "Named", 5, "Greeter", "", ()),
-            ("call", "Injectable", 13, None, "", ()),
+            ("call", "Injectable", 13, "Service", "", ()),  # applied by the class it decorates
             ("inherit", "BaseService", 14, "Service", "", ()),
             ("inherit", "Greeter", 14, "Service", "", ()),
             ("call", "readFileSync", 17, "Service.greet", "fs", ()),

@@ -223,7 +223,7 @@ class _File:
             qualified_name = ".".join([*path, *qualifiers, name])
             parent = ".".join([*path, *qualifiers]) or None
             open_.append((node.end_byte, qualified_name, kind))
-            spans.append(_Span(node.start_byte, node.end_byte, qualified_name))
+            spans.append(_Span(self._wrapped_start(node), node.end_byte, qualified_name))
             if kind == "scope":
                 scopes.append((node.start_point.row + 1, _last_line(node), qualified_name))
                 continue
@@ -297,6 +297,14 @@ class _File:
         if sibling is not None and self.found.signatures.get(sibling.start_byte) == name:
             return sibling
         return None
+
+    def _wrapped_start(self, node: Node) -> int:
+        """Where a definition starts with what wraps it (its decorators, `export`): a decorator
+        is applied by the definition it decorates, so what it calls is that definition's use."""
+        start, outer = node.start_byte, node.parent
+        while outer is not None and outer.type in self.spec.wrappers:
+            start, outer = outer.start_byte, outer.parent
+        return start
 
     def _signature(self, definition: _Definition) -> str:
         node = definition.node

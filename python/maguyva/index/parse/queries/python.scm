@@ -10,6 +10,9 @@
 ;; calls
 (call function: (identifier) @call.name)
 (call function: (attribute object: (_) @call.qualifier attribute: (identifier) @call.name))
+;; a bare decorator is applied: a call of it
+(decorator (identifier) @call.name)
+(decorator (attribute object: (_) @call.qualifier attribute: (identifier) @call.name))
 
 ;; imports
 (import_statement name: (dotted_name) @import.module) @import
