@@ -225,6 +225,53 @@ def test_callers_and_impact_say_how_far_to_trust_each_link(home: Path):
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "by_name")]
 
 
+def test_callers_and_impact_cross_repositories_that_import_each_other(home: Path):
+    """A service calling a library of the same corpus, by the library's package name: its callers
+    and dependants are found in the service too, and the walk goes on in the service's graph."""
+    library = write_tree(home / "shelf", {
+        "shelf/__init__.py": "",
+        "shelf/cart.py": (
+            "def checkout(items):\n    return sum(items)\n\n\n"
+            "class Basket:\n    def weigh(self):\n        return 0\n"
+        ),
+        "go.mod": "module example.com/kit\n\ngo 1.22\n",
+        "retry/retry.go": "package retry\n\nfunc Attempt(n int) int {\n\treturn n\n}\n",
+    })  # fmt: skip
+    service = write_tree(home / "store", {
+        "store/__init__.py": "",
+        "store/orders.py": (
+            "import shelf\n"
+            "from shelf.cart import checkout\n\n\n"
+            "def place(items):\n    return checkout(items)\n\n\n"  # a name the import brings
+            "def refund(items):\n    return shelf.cart.checkout(items)\n\n\n"  # on the bound package
+            "def weigh_all(basket):\n    return basket.weigh()\n\n\n"  # a method, receiver unknown
+            "def main():\n    return place([1])\n"
+        ),
+        "store/unrelated.py": "def checkout(x):\n    return x\n\n\ndef run():\n    return checkout(1)\n",
+        "cmd/main.go": (
+            "package main\n\nimport \"example.com/kit/retry\"\n\n"
+            "func handle() int {\n\treturn retry.Attempt(3)\n}\n"
+        ),
+    })  # fmt: skip
+    with Corpus.open([library, service]) as corpus:
+        direct = corpus.callers("checkout")
+        found = {(r, d.symbol, d.depth, d.resolution) for r, d in direct.dependants}
+        assert ("store", "place", 1, "imported") in found and ("store", "refund", 1, "imported") in found
+        assert ("store", "run", 1, "exact") in found  # the service's own checkout, in its own file
+        assert not any(r == "store" and d.symbol == "run" and d.uses == "checkout" and d.resolution == "imported"
+                       for r, d in direct.dependants)
+        deeper = {(r, d.symbol, d.depth, d.resolution) for r, d in corpus.callers("checkout", depth=2).dependants}
+        assert ("store", "main", 2, "imported") in deeper
+        assert {(r, d.symbol, d.resolution) for r, d in corpus.callers("Basket.weigh").dependants} == {
+            ("store", "weigh_all", "candidate")}  # fmt: skip
+        assert {(r, d.symbol, d.resolution) for r, d in corpus.callers("Attempt").dependants} == {
+            ("store", "handle", "imported")}  # fmt: skip
+        impact = {(r, d.symbol) for r, d in corpus.impact("checkout", depth=2).dependants}
+        assert {("store", "place"), ("store", "refund"), ("store", "main")} <= impact
+        # Asked of one repository, the walk stays in it.
+        assert corpus.callers("Attempt", repo="shelf").dependants == []
+
+
 def test_callers_and_impact(shop, tools):
     with Corpus.open([shop, tools]) as corpus:
         answer = corpus.callers("parse_config")

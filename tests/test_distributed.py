@@ -55,6 +55,8 @@ QUEUE = {
         "        retry(job)\n"
         "        raise RuntimeError('EQUEUEFULL')\n"
     ),
+    # The shop's package, imported: callers and impact cross into this repository.
+    "queue/settings.py": "from app.config import parse_config\n\n\ndef load_jobs(path):\n    return parse_config(path)\n",
     "README.md": "# queue\n\nJobs are retried with a delay when they fail.\n",
 }
 
@@ -136,9 +138,11 @@ def test_every_intent_answers_as_the_single_process_corpus_does(distributed, pat
             assert far.file_sizes == near.file_sizes
         assert distributed.find_symbol("retry") == local.find_symbol("retry")
         assert distributed.find_symbol("schedule_job", kind="function") == local.find_symbol("schedule_job", kind="function")
-        for name in ("retry", "schedule_job", "Retry"):
+        for name in ("retry", "schedule_job", "Retry", "parse_config"):
             assert distributed.callers(name, depth=2) == local.callers(name, depth=2)
             assert distributed.impact(name) == local.impact(name)
+        crossing = {(r, d.symbol, d.resolution) for r, d in distributed.callers("parse_config").dependants}
+        assert ("queue", "load_jobs", "imported") in crossing
         line = QUEUE["queue/worker.py"].splitlines().index("def run_once(job):") + 1
         far_at, far_like = distributed.find_related("queue/worker.py", line, top_k=5)
         near_at, near_like = local.find_related("queue/worker.py", line, top_k=5)

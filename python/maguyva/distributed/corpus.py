@@ -44,7 +44,7 @@ from maguyva.index.progress import Progress, Silent
 from maguyva.query.classify import classify
 from maguyva.query.results import SearchResponse
 from maguyva.query.search import DEFAULT_RANKING
-from maguyva.serve import navigate
+from maguyva.serve import across, navigate
 from maguyva.serve.corpus import (
     CorpusResponse,
     Definitions,
@@ -58,6 +58,7 @@ from maguyva.serve.corpus import (
     merge_answers,
     merge_definitions,
     merge_walks,
+    with_dependants,
 )
 from maguyva.serve.repository import Refresh
 
@@ -381,7 +382,34 @@ class RayCorpus:
             for s, r in zip(chosen, replies)
             if r.value is not None
         ]
-        return merge_walks(walks, limit, self._partial(replies))
+        answer = merge_walks(walks, limit, self._partial(replies))
+        if repo is None and len({s.shard.repo for s in chosen}) > 1 and answer.definitions:
+            answer = with_dependants(answer, self._across(chosen, answer, depth, how, deadline), limit)
+        return answer
+
+    def _across(
+        self, chosen: list[ShardState], answer: GraphAnswer, depth: int, how: str, deadline: float | None
+    ) -> list[tuple[str, navigate.Dependant]]:
+        """`Corpus`'s walk across repositories (`across_repositories`), shard by shard: the names
+        each home repository is imported by, then what every other repository's shards find."""
+        seeds: dict[str, list[navigate.Definition]] = {}
+        for name, definition in answer.definitions:
+            seeds.setdefault(name, []).append(definition)
+        homes = [s for s in chosen if s.shard.repo in seeds]
+        named = self._ask(homes, lambda s: s.actor.packages.remote(s.shard.name), deadline)
+        packages: dict[str, across.Packages] = {}
+        for s, reply in zip(homes, named):
+            if reply.value is not None:
+                known = packages.get(s.shard.repo, across.Packages())
+                packages[s.shard.repo] = across.Packages(known.python | reply.value.python, known.paths | reply.value.paths)
+        found: list[tuple[str, navigate.Dependant]] = []
+        for home, into in packages.items():
+            others = [s for s in chosen if s.shard.repo != home]
+            replies = self._ask(
+                others, lambda s: s.actor.across.remote(s.shard.name, into, seeds[home], depth, how), deadline
+            )
+            found.extend((s.shard.repo, d) for s, r in zip(others, replies) if r.value is not None for d in r.value)
+        return found
 
     def _ask(
         self,

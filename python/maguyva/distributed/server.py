@@ -29,7 +29,7 @@ from maguyva.errors import (
 )
 from maguyva.index.build import build_index
 from maguyva.index.freshness import in_scope
-from maguyva.serve import navigate
+from maguyva.serve import across, navigate
 from maguyva.serve.corpus import (
     Corpus,
     Location,
@@ -150,6 +150,21 @@ class ShardServer:
     def walk(self, shard: str, symbol: str, depth: int, limit: int, how: str) -> Reply[RepositoryWalk]:
         walk = WALKS[how]
         return self._answer(shard, lambda index: walk_repository(shard, index.reader, symbol, depth, limit, walk))
+
+    def packages(self, shard: str) -> Reply[across.Packages]:
+        """The names other repositories import the shard's repository by (`across.packages`)."""
+        return self._answer(shard, lambda index: across.packages(index.reader))
+
+    def across(
+        self, shard: str, into: across.Packages, seeds: list[navigate.Definition], depth: int, how: str
+    ) -> Reply[list[navigate.Dependant]]:
+        """What in the shard depends on `seeds`, definitions of another repository that `into`
+        names (`across.calls_into`, `across.walk_into`)."""
+        impact = WALKS[how] is navigate.impact
+        return self._answer(
+            shard,
+            lambda index: across.walk_into(index.reader, across.calls_into(index.reader, into, seeds), seeds, depth, impact),
+        )
 
     def locate(self, shard: str, path: str, line: int) -> Reply[tuple[Location, str] | None]:
         """The chunk at `path`:`line` and its text, when `path` is a file of the shard (None

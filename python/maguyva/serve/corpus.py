@@ -43,7 +43,7 @@ from maguyva.query.fuse import fuse_rankings
 from maguyva.query.intents import FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS, MODALITIES, PRESETS
 from maguyva.query.results import Hit, SearchResponse
 from maguyva.query.search import DEFAULT_RANKING, RANKINGS
-from maguyva.serve import navigate
+from maguyva.serve import across, navigate
 from maguyva.serve.api import Index, repository_root
 from maguyva.serve.repository import LOCK_WAIT_SECONDS, Refresh, Repository
 from maguyva.serve.status import repository_status
@@ -393,7 +393,11 @@ class Corpus:
             raise RequestError(f"depth must be at least 1, not {depth}")
         repositories, _ = self.refresh_usable(self.select(repo))
         with self.opened(repositories) as opened:
-            return merge_walks([walk_repository(r.name, index.reader, symbol, depth, limit, walk) for r, index in opened], limit)
+            answer = merge_walks([walk_repository(r.name, index.reader, symbol, depth, limit, walk) for r, index in opened], limit)
+            if repo is None and len(opened) > 1:
+                readers = [(r.name, index.reader) for r, index in opened]
+                answer = with_dependants(answer, across_repositories(readers, answer.definitions, depth, walk is navigate.impact), limit)
+            return answer
 
     def index_status(self, repo: str | None = None) -> list[dict[str, Any]]:
         """What each repository (or the one called `repo`) has indexed and how fresh it is,
@@ -593,6 +597,34 @@ def walk_repository(
     seeds = [d for d in found if d.tier == best]
     walked, count = walk(reader, seeds, depth, limit)
     return RepositoryWalk(name, seeds, walked, count)
+
+
+def across_repositories(
+    readers: Sequence[tuple[str, IndexReader]], definitions: Sequence[tuple[str, navigate.Definition]], depth: int, impact: bool
+) -> list[tuple[str, navigate.Dependant]]:
+    """What depends, in the other repositories of a corpus, on `definitions` (found in theirs):
+    the code that imports a definition's repository by its package name and calls it, and what
+    depends on that code within `depth` edges in all (`across`)."""
+    found: list[tuple[str, navigate.Dependant]] = []
+    by_repository: dict[str, list[navigate.Definition]] = {}
+    for name, definition in definitions:
+        by_repository.setdefault(name, []).append(definition)
+    reader_of = dict(readers)
+    for home, seeds in by_repository.items():
+        names = across.packages(reader_of[home])
+        for name, reader in readers:
+            if name != home:
+                calls = across.calls_into(reader, names, seeds)
+                found.extend((name, d) for d in across.walk_into(reader, calls, seeds, depth, impact))
+    return found
+
+
+def with_dependants(answer: GraphAnswer, more: Sequence[tuple[str, navigate.Dependant]], limit: int) -> GraphAnswer:
+    """`answer` with `more` dependants, nearest first (within a depth, `answer`'s first)."""
+    if not more:
+        return answer
+    dependants = sorted([*answer.dependants, *more], key=lambda item: item[1].depth)
+    return replace(answer, dependants=dependants[:limit], total=answer.total + len(more))
 
 
 def merge_walks(walks: Sequence[RepositoryWalk], limit: int, partial: tuple[str, ...] = ()) -> GraphAnswer:
