@@ -230,5 +230,5 @@ def test_python_builtin_method_names_are_methods_of_the_builtin_types():
 def test_a_builtin_method_name_on_a_receiver_of_unknown_type_is_not_linked_by_name():
     files = [FileNode(0, "lib/progress.py"), FileNode(1, "app/run.py")]
     symbols = [sym(0, 0, "Bar.update", "method"), sym(1, 0, "Bar.advance", "method"), sym(2, 1, "main")]
-    calls = [ref(1, "call", "update", 3, "main", "ctx.params"), ref(1, "call", "advance", 4, "main", "bar")]
+    calls = [ref(1, "call", "update", 3, "main", "row.fields"), ref(1, "call", "advance", 4, "main", "bar")]
     assert [(e.line, e.how) for e in resolve_edges(files, symbols, calls)] == [(4, "by_name")]

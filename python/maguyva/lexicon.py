@@ -287,7 +287,7 @@ VALUE_KINDS = frozenset({"field", "variable", "constant"})
 #: The methods of Python's built-in containers, strings, numbers and in-memory streams (dict,
 #: list, set, frozenset, str, bytes, bytearray, tuple, int, float, io.StringIO, io.BytesIO,
 #: io.TextIOWrapper; their public callables on CPython 3.11). Called on a receiver of unknown
-#: type (`ctx.params.update(...)`), such a name is more likely theirs than the one method of the
+#: type (`row.fields.update(...)`), such a name is more likely theirs than the one method of the
 #: index that shares it.
 PYTHON_BUILTIN_METHODS = frozenset("""
 add append as_integer_ratio bit_count bit_length capitalize casefold center clear close

@@ -265,7 +265,7 @@ class _Resolver:
         imports; `self.name` and `cls.name` are the class's own or an ancestor's, which the file
         defines or imports too; a name on a module from outside the index (`dataclasses.asdict`)
         is that module's; and on a receiver of unknown type, a method name of Python's built-in
-        types (`ctx.params.update`) is as likely theirs. (Measured: each such link of the dev
+        types (`row.fields.update`) is as likely theirs. (Measured: each such link of the dev
         split's Python references was wrong, benches/resolutions.py.) Elsewhere (Go's packages,
         C's headers, Java's same-package classes) names cross files without an import, and the
         only definition is the one."""
