@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from maguyva.index.graph import RESOLUTIONS, Edge
+from maguyva.index.graph import RESOLUTIONS
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.segments import REFS
-from maguyva.serve.navigate import Definition, Dependant, least_certain
+from maguyva.serve.navigate import Definition, Dependant, describe, walk_in
 
 #: Top-level Python names that are never a package other code imports.
 _NOT_PACKAGES = frozenset({"test", "tests", "testing", "docs", "doc", "examples", "example", "setup", "conftest",
@@ -59,33 +57,27 @@ class Packages:
         return None
 
 
+@per_reader
 def packages(reader: IndexReader) -> Packages:
     """The names the repository of `reader` is imported by: its top-level Python packages and
     modules (under the root or `src/`), and the names its package.json, go.mod and Cargo.toml
     give it."""
-    return _packages(reader.root, tuple(f.path for f in reader.files))
-
-
-@lru_cache(maxsize=64)
-def _packages(root: Path, paths: tuple[str, ...]) -> Packages:
-    present = set(paths)
+    present = {f.path for f in reader.files}
     python: set[str] = set()
-    for path in paths:
+    for path in present:
         if not path.endswith(".py"):
             continue
         parts = path.split("/")
+        prefix = ""
         if parts[0] == "src" and len(parts) > 1:
-            parts = parts[1:]
-            prefix = "src/"
-        else:
-            prefix = ""
+            parts, prefix = parts[1:], "src/"
         if len(parts) == 1:
             python.add(parts[0][:-3])
         elif f"{prefix}{parts[0]}/__init__.py" in present:
             python.add(parts[0])
     python -= _NOT_PACKAGES
     python.discard("__init__")
-    return Packages(frozenset(python), frozenset(_manifest_names(root)))
+    return Packages(frozenset(python), frozenset(_manifest_names(reader.root)))
 
 
 def _manifest_names(root: Path) -> set[str]:
@@ -197,27 +189,8 @@ def walk_into(
     if depth <= 1 or not first:
         return out
     # Further in: this repository's own edges, from the nodes reached.
-    graph = reader.graph
-    seen = set(first)
-    frontier = deque((node, 1, call.how) for node, call in first.items())
-    further: list[tuple[int, int, Edge, str]] = []
-    while frontier:
-        node, distance, trust = frontier.popleft()
-        if distance == depth:
-            continue
-        for edge in sorted(graph.incoming.get(node, ()), key=lambda e: (e.src, e.line)):
-            if (not impact and edge.kind != "call") or edge.src in seen:
-                continue
-            seen.add(edge.src)
-            weakest = least_certain((trust, edge.how))
-            further.append((edge.src, distance + 1, edge, weakest))
-            frontier.append((edge.src, distance + 1, weakest))
-    labels = _labels(reader, [n for n, _, _, _ in further] + [e.dst for _, _, e, _ in further])
-    for node, distance, edge, how in further:
-        symbol, kind, path = labels[node]
-        uses = labels[edge.dst][0] or labels[edge.dst][2]
-        out.append(Dependant(symbol, kind, path, edge.line, distance, edge.kind, uses, how))
-    return out
+    further = walk_in(reader, [(node, 1, call.how) for node, call in first.items()], depth, calls_only=not impact)
+    return out + describe(reader, further, len(further))
 
 
 def _node_of(reader: IndexReader, file_id: int, enclosing: str | None) -> int:

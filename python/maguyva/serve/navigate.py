@@ -15,7 +15,7 @@ depended-on definition, then by path and line.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from maguyva.index.graph import RESOLUTIONS, Edge
@@ -114,23 +114,32 @@ def callers(
     """Code that calls the definitions, directly (depth 1) or through up to `depth` calls,
     nearest first, each caller once at its shortest distance; at most `limit`, and how many
     there are in all."""
+    found = walk_in(reader, [(graph_node(reader, d), 0, RESOLUTIONS[0]) for d in definitions], depth)
+    return describe(reader, found, limit), len(found)
+
+
+def walk_in(
+    reader: IndexReader, starts: Sequence[tuple[int, int, str]], depth: int, calls_only: bool = True
+) -> list[tuple[int, int, Edge, str]]:
+    """(node, depth, its edge towards the start, the least certain resolution on the way) of
+    what reaches the `starts` (node, its depth, its resolution) by incoming edges (calls only, or
+    any) up to `depth` in all, breadth first, each node once."""
     incoming = reader.graph.incoming
-    seeds = [graph_node(reader, d) for d in definitions]
-    seen = set(seeds)
+    seen = {node for node, _, _ in starts}
     found: list[tuple[int, int, Edge, str]] = []
-    frontier = deque((node, 0, RESOLUTIONS[0]) for node in seeds)
+    frontier = deque(starts)
     while frontier:
         node, distance, trust = frontier.popleft()
         if distance == depth:
             continue
         for edge in sorted(incoming.get(node, ()), key=lambda e: (e.src, e.line)):
-            if edge.kind != "call" or edge.src in seen:
+            if (calls_only and edge.kind != "call") or edge.src in seen:
                 continue
             seen.add(edge.src)
             weakest = least_certain((trust, edge.how))
             found.append((edge.src, distance + 1, edge, weakest))
             frontier.append((edge.src, distance + 1, weakest))
-    return _describe(reader, found, limit), len(found)
+    return found
 
 
 def least_certain(resolutions: Iterable[str]) -> str:
@@ -155,10 +164,10 @@ def impact(
                 best[step.node] = (step.depth, step.path[0], least_certain(e.how for e in step.path))
     ordered = sorted(best.items(), key=lambda item: (item[1][0], item[0]))
     found = [(node, d, edge, how) for node, (d, edge, how) in ordered]
-    return _describe(reader, found, limit), len(found)
+    return describe(reader, found, limit), len(found)
 
 
-def _describe(reader: IndexReader, found: list[tuple[int, int, Edge, str]], limit: int) -> list[Dependant]:
+def describe(reader: IndexReader, found: list[tuple[int, int, Edge, str]], limit: int) -> list[Dependant]:
     """The first `limit` dependants from (node, depth, its edge towards the definition, the least
     certain resolution on its way there): nearest first, then the project's own code before tests
     and vendored code, then by path and line."""
