@@ -132,18 +132,24 @@ pub fn pooled_sums(tokenizer: &WordPiece, table: &Table<'_>, skip: &[u32], texts
     }
     let mut sums = vec![0f32; texts.len() * dims];
     let mut counts = vec![0u64; texts.len()];
-    sums.par_chunks_mut(dims * TEXTS_PER_TASK)
-        .zip(counts.par_chunks_mut(TEXTS_PER_TASK))
-        .zip(texts.par_chunks(TEXTS_PER_TASK))
-        .try_for_each_init(
-            || (Vec::new(), vec![0f32; dims]),
-            |(ids, line), ((sums, counts), texts)| -> Result<()> {
-                for ((sum, count), text) in sums.chunks_mut(dims).zip(counts.iter_mut()).zip(texts) {
-                    *count = sum_text(tokenizer, table, &skipped, text, sum, ids, line)?;
-                }
-                Ok(())
-            },
-        )?;
+    let sum_run = |(ids, line): &mut (Vec<u32>, Vec<f32>), sums: &mut [f32], counts: &mut [u64], texts: &[&str]| -> Result<()> {
+        for ((sum, count), text) in sums.chunks_mut(dims).zip(counts.iter_mut()).zip(texts) {
+            *count = sum_text(tokenizer, table, &skipped, text, sum, ids, line)?;
+        }
+        Ok(())
+    };
+    if texts.len() <= TEXTS_PER_TASK {
+        // One task (a question's text): handing it to the thread pool would only add a wake-up.
+        sum_run(&mut (Vec::new(), vec![0f32; dims]), &mut sums, &mut counts, texts)?;
+    } else {
+        sums.par_chunks_mut(dims * TEXTS_PER_TASK)
+            .zip(counts.par_chunks_mut(TEXTS_PER_TASK))
+            .zip(texts.par_chunks(TEXTS_PER_TASK))
+            .try_for_each_init(
+                || (Vec::new(), vec![0f32; dims]),
+                |scratch, ((sums, counts), texts)| sum_run(scratch, sums, counts, texts),
+            )?;
+    }
     Ok((sums, counts))
 }
 

@@ -2,10 +2,8 @@
 //! needs, without handing every matching line back to the caller (a common word matches
 //! millions of lines of a large repository; the chunk-term pairs they fall in are far fewer).
 
-use rayon::prelude::*;
-
 use super::query::LiteralPlan;
-use super::{LiteralMatch, TrigramIndex};
+use super::{work, LiteralMatch, TrigramIndex};
 use crate::{Error, Result};
 
 /// How a corpus's documents are cut into chunks. Chunk `c` starts at line `start_key[c] &
@@ -34,11 +32,25 @@ pub struct ChunkCounts {
 impl TrigramIndex {
     /// For each of `terms` (literal, case-insensitive), how many of the lines holding it each
     /// chunk of `layout` holds. Lines of a document without chunks are not counted. The terms
-    /// are counted side by side, each document's lines as they are found: no term's matches
-    /// are ever listed whole.
+    /// are counted side by side (when their work is worth it, [`work`]), each document's lines
+    /// as they are found: no term's matches are ever listed whole.
     pub fn chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
-        let per_term: Vec<Vec<(u32, u32)>> =
-            terms.par_iter().map(|&(literal, fold)| self.term_chunk_counts(literal, fold, layout)).collect::<Result<_>>()?;
+        // A document the layout gives no chunk (a filtered question leaves files out this way)
+        // adds no count: it is neither read nor weighed in the plan.
+        let offsets = layout.file_offsets;
+        let chunked = |ordinal: u32| {
+            let doc = self.id_at(ordinal as usize) as usize;
+            doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
+        };
+        let plans = terms
+            .iter()
+            .map(|&(literal, fold)| Ok((literal, fold, self.plan_literal_among(literal, fold, &chunked)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let parallel = work::parallel(plans.iter().map(|(_, _, plan)| self.plan_work(plan)).sum());
+        let per_term: Result<Vec<Vec<(u32, u32)>>> = work::map_collect(parallel, &plans, |(literal, fold, plan)| {
+            self.planned_chunk_counts(literal, *fold, plan, chunked, layout)
+        });
+        let per_term = per_term?;
         let mut out = ChunkCounts::default();
         for (term, pairs) in per_term.iter().enumerate() {
             for &(chunk, count) in pairs {
@@ -48,21 +60,22 @@ impl TrigramIndex {
         Ok(out)
     }
 
-    /// (chunk, count) of one term, by ascending chunk.
-    fn term_chunk_counts(&self, literal: &[u8], case_insensitive: bool, layout: ChunkLayout<'_>) -> Result<Vec<(u32, u32)>> {
+    /// (chunk, count) of one term answered by `plan`, by ascending chunk; `chunked` keeps the
+    /// documents (ordinals) the layout gives chunks.
+    fn planned_chunk_counts(
+        &self,
+        literal: &[u8],
+        case_insensitive: bool,
+        plan: &LiteralPlan,
+        chunked: impl Fn(u32) -> bool + Sync,
+        layout: ChunkLayout<'_>,
+    ) -> Result<Vec<(u32, u32)>> {
         let mut counter = ChunkCounter::new(layout);
-        // A document the layout gives no chunk (a filtered question leaves files out this way)
-        // adds no count: it is neither read nor weighed in the plan.
-        let offsets = layout.file_offsets;
-        let chunked = |ordinal: u32| {
-            let doc = self.id_at(ordinal as usize) as usize;
-            doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
-        };
-        match self.plan_literal_among(literal, case_insensitive, &chunked)? {
+        match plan {
             LiteralPlan::Nothing => {}
             LiteralPlan::Words(words) => {
                 let mut failed = None;
-                self.for_each_word_match(&words, true, chunked, |ordinal, _, lines| {
+                self.for_each_word_match(words, true, chunked, |ordinal, _, lines| {
                     if failed.is_none() {
                         failed = counter.add(self.id_at(ordinal as usize), lines).err();
                     }
@@ -72,7 +85,7 @@ impl TrigramIndex {
                 }
             }
             LiteralPlan::Verify(candidates) => {
-                for m in self.verify(literal, case_insensitive, &candidates)? {
+                for m in self.verify(literal, case_insensitive, candidates)? {
                     counter.add(m.doc_id, &m.lines)?;
                 }
             }

@@ -2,7 +2,7 @@
 //!
 //! Every indexed document is stored inside the index, so a query needs no file I/O: the posting
 //! lists of the literal's trigrams are intersected to find candidate documents, and each
-//! candidate is verified against its stored bytes (in parallel). Trigrams are taken over
+//! candidate is verified against its stored bytes (in parallel when that pays, `work`). Trigrams are taken over
 //! ASCII-case-folded bytes, so one index answers both case-sensitive and case-insensitive queries.
 //!
 //! The index lives in one byte buffer in its on-disk format (`docs/FORMAT.md`, section 2), so a built
@@ -32,10 +32,10 @@ mod query;
 mod regex;
 mod scan;
 mod words;
+mod work;
 
 use crate::{Error, Result};
 use format::{u32_at, u64_at, Layout};
-use rayon::prelude::*;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -110,10 +110,16 @@ impl TrigramIndex {
     }
 
     /// [`search`](Self::search) for each `(literal, case_insensitive)` of `terms`, in their
-    /// order, the terms searched side by side: a question's terms are mostly small searches,
-    /// each too short to occupy every core by itself. Fails on the first term that fails.
+    /// order, the terms searched side by side when their work is worth it (a question's terms
+    /// are mostly small searches, each too short to occupy every core by itself). Fails on the
+    /// first term that fails.
     pub fn search_each(&self, terms: &[(&[u8], bool)]) -> Result<Vec<Vec<LiteralMatch>>> {
-        terms.par_iter().map(|&(literal, fold)| self.search_literal(literal, fold)).collect()
+        let plans = terms
+            .iter()
+            .map(|&(literal, fold)| Ok((literal, fold, self.plan_literal(literal, fold)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let parallel = work::parallel(plans.iter().map(|(_, _, plan)| self.plan_work(plan)).sum());
+        work::map_collect(parallel, &plans, |(literal, fold, plan)| self.search_planned(literal, *fold, plan))
     }
 
     /// As [`search`](Self::search), always verifying trigram candidates against the stored

@@ -4,10 +4,9 @@
 use super::postings::{self, Malformed};
 use super::scan::{Fused, Hits};
 use super::words::{self, WordPostings, SEPARATOR};
-use super::{fold, LiteralMatch, TermCounts, TrigramIndex};
+use super::{fold, work, LiteralMatch, TermCounts, TrigramIndex};
 use crate::{Error, Result};
 use memchr::memmem::Finder;
-use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -32,7 +31,7 @@ const SCAN_BYTES_PER_WORD_POSTING_BYTE: usize = 128;
 /// the vocabulary.
 const VOCABULARY_SEARCH_PAYOFF: usize = 4;
 
-/// The vocabulary is searched in about this many parallel parts.
+/// A vocabulary worth the thread pool ([`work`]) is searched in about this many parallel parts.
 const VOCABULARY_PARTS: usize = 8;
 
 /// Finds the non-overlapping occurrences of one literal, built once per query.
@@ -217,14 +216,19 @@ impl TrigramIndex {
 
     /// Verified matches of `literal` with line numbers, by ascending doc id.
     pub(crate) fn search_literal(&self, literal: &[u8], case_insensitive: bool) -> Result<Vec<LiteralMatch>> {
-        match self.plan_literal(literal, case_insensitive)? {
+        self.search_planned(literal, case_insensitive, &self.plan_literal(literal, case_insensitive)?)
+    }
+
+    /// [`Self::search_literal`] by a plan already made for it.
+    pub(crate) fn search_planned(&self, literal: &[u8], case_insensitive: bool, plan: &LiteralPlan) -> Result<Vec<LiteralMatch>> {
+        match plan {
             LiteralPlan::Nothing => Ok(Vec::new()),
             LiteralPlan::Words(words) => Ok(self
-                .word_matches(&words, true)?
+                .word_matches(words, true)?
                 .into_iter()
                 .map(|(ordinal, count, lines)| LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
                 .collect()),
-            LiteralPlan::Verify(candidates) => self.verify(literal, case_insensitive, &candidates),
+            LiteralPlan::Verify(candidates) => self.verify(literal, case_insensitive, candidates),
         }
     }
 
@@ -243,17 +247,36 @@ impl TrigramIndex {
         // With SIMD, matches and their lines come from one pass (`scan`); case-insensitively, it
         // needs no lowercased copy of the document.
         let fused = Fused::new(literal, case_insensitive);
-        Ok(candidates
-            .par_iter()
-            .filter_map(|&ordinal| {
-                let content = self.content(ordinal as usize);
-                let (count, lines) = match &fused {
-                    Some(fused) => matcher.count_with_lines_fused(fused, literal, content)?,
-                    None => matcher.count_with_lines(content)?,
-                };
-                Some(LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
-            })
-            .collect())
+        let parallel = work::parallel(self.candidates_bytes(candidates));
+        Ok(work::filter_map_collect(parallel, candidates, |&ordinal| {
+            let content = self.content(ordinal as usize);
+            let (count, lines) = match &fused {
+                Some(fused) => matcher.count_with_lines_fused(fused, literal, content)?,
+                None => matcher.count_with_lines(content)?,
+            };
+            Some(LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
+        }))
+    }
+
+    /// The bytes of content of the documents (ordinals) `candidates`: what verifying them reads.
+    pub(crate) fn candidates_bytes(&self, candidates: &[u32]) -> usize {
+        candidates.iter().map(|&ordinal| self.content(ordinal as usize).len()).sum()
+    }
+
+    /// What answering `plan` is worth in verified bytes ([`work`]): its candidates' content, or
+    /// its words' posting lists at what decoding a byte of them costs.
+    pub(crate) fn plan_work(&self, plan: &LiteralPlan) -> usize {
+        match plan {
+            LiteralPlan::Nothing => 0,
+            LiteralPlan::Words(words) => self.words_work(words),
+            LiteralPlan::Verify(candidates) => self.candidates_bytes(candidates),
+        }
+    }
+
+    /// What decoding the posting lists of `words` is worth in verified bytes.
+    fn words_work(&self, words: &[(u32, u32)]) -> usize {
+        let listed: usize = words.iter().map(|&(word, _)| self.word_posting_list(word as usize).len()).sum();
+        listed.saturating_mul(SCAN_BYTES_PER_WORD_POSTING_BYTE)
     }
 
     /// Verified per-document occurrence counts of each term, by ascending doc id.
@@ -297,17 +320,15 @@ impl TrigramIndex {
             Matcher::Folded(_) => Fused::new(term, true),
             Matcher::Exact(_) => None,
         };
-        Ok(candidates
-            .par_iter()
-            .filter_map(|&ordinal| {
-                let content = self.content(ordinal as usize);
-                let count = match &fused {
-                    Some(fused) => matcher.count_with_lines_fused(fused, term, content).map_or(0, |(count, _)| count),
-                    None => matcher.count(content),
-                };
-                (count > 0).then_some((ordinal, count))
-            })
-            .collect())
+        let parallel = work::parallel(self.candidates_bytes(&candidates));
+        Ok(work::filter_map_collect(parallel, &candidates, |&ordinal| {
+            let content = self.content(ordinal as usize);
+            let count = match &fused {
+                Some(fused) => matcher.count_with_lines_fused(fused, term, content).map_or(0, |(count, _)| count),
+                None => matcher.count(content),
+            };
+            (count > 0).then_some((ordinal, count))
+        }))
     }
 }
 
@@ -337,7 +358,7 @@ impl TrigramIndex {
         if !words::answerable(literal) || self.layout.words == 0 {
             return None;
         }
-        let verify_bytes: usize = candidates.iter().map(|&ordinal| self.content(ordinal as usize).len()).sum();
+        let verify_bytes = self.candidates_bytes(candidates);
         // Searching the vocabulary costs about as much as verifying as many bytes; below this,
         // a vocabulary search abandoned half way would cost more than it could save.
         if verify_bytes <= VOCABULARY_SEARCH_PAYOFF * self.layout.vocabulary_len {
@@ -356,30 +377,30 @@ impl TrigramIndex {
         let vocabulary = self.vocabulary(folded);
         let finder = Finder::new(&needle);
         let spent = AtomicUsize::new(0);
-        let parts: Option<Vec<Vec<(u32, u32)>>> = separator_bounds(vocabulary, VOCABULARY_PARTS)
-            .par_windows(2)
-            .map(|part| {
-                let mut found: Vec<(u32, u32)> = Vec::new();
-                let mut word = 0;
-                // The literal holds no separator, so a match never leaves its word, and
-                // scanning the concatenation counts like scanning each word alone.
-                for start in finder.find_iter(&vocabulary[part[0]..part[1]]) {
-                    let at = part[0] + start;
-                    if found.last().is_some_and(|&(last, _)| self.word_end(last as usize) > at) {
-                        found.last_mut().expect("checked").1 += 1;
-                        continue;
-                    }
-                    word = self.word_at(at, word);
-                    found.push((word as u32, 1));
-                    let list = self.word_posting_list(word).len();
-                    if spent.fetch_add(list, Ordering::Relaxed) + list > budget {
-                        return None;
-                    }
+        let parallel = work::parallel(vocabulary.len());
+        let bounds = separator_bounds(vocabulary, if parallel { VOCABULARY_PARTS } else { 1 });
+        let parts: Vec<(usize, usize)> = bounds.windows(2).map(|part| (part[0], part[1])).collect();
+        let found: Option<Vec<Vec<(u32, u32)>>> = work::map_collect(parallel, &parts, |&(start, end)| {
+            let mut found: Vec<(u32, u32)> = Vec::new();
+            let mut word = 0;
+            // The literal holds no separator, so a match never leaves its word, and scanning
+            // the concatenation counts like scanning each word alone.
+            for offset in finder.find_iter(&vocabulary[start..end]) {
+                let at = start + offset;
+                if found.last().is_some_and(|&(last, _)| self.word_end(last as usize) > at) {
+                    found.last_mut().expect("checked").1 += 1;
+                    continue;
                 }
-                Some(found)
-            })
-            .collect();
-        Some(parts?.concat())
+                word = self.word_at(at, word);
+                found.push((word as u32, 1));
+                let list = self.word_posting_list(word).len();
+                if spent.fetch_add(list, Ordering::Relaxed) + list > budget {
+                    return None;
+                }
+            }
+            Some(found)
+        });
+        Some(found?.concat())
     }
 
     /// The matches of a literal from the posting lists of the words holding it: (ordinal,
@@ -400,11 +421,11 @@ impl TrigramIndex {
         wanted: impl Fn(u32) -> bool + Sync,
         mut each: impl FnMut(u32, u32, &[u32]),
     ) -> Result<()> {
-        let decoded: Vec<DecodedWord> = words
-            .par_iter()
-            .map(|&(word, occurrences)| self.decode_word(word as usize, occurrences, with_lines, &wanted))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.malformed(e))?;
+        let parallel = work::parallel(self.words_work(words));
+        let decoded: std::result::Result<Vec<DecodedWord>, Malformed> = work::map_collect(parallel, words, |&(word, occurrences)| {
+            self.decode_word(word as usize, occurrences, with_lines, &wanted)
+        });
+        let decoded = decoded.map_err(|e| self.malformed(e))?;
         // (ordinal, word, entry) of every entry, grouped by document: placed by a counting sort
         // on the ordinal (each word's ordinals ascend, and words are taken in order, so within a
         // document the entries stay in word order, as a sort of the triples would leave them).

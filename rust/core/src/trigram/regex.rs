@@ -10,7 +10,6 @@
 
 use super::{fold, LiteralMatch, TrigramIndex};
 use crate::{Error, Result};
-use rayon::prelude::*;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Longest pattern accepted, in bytes.
@@ -369,13 +368,11 @@ impl TrigramIndex {
     /// Every non-empty match of `search` with the lines it starts on, by ascending doc id.
     pub fn search_regex(&self, search: &RegexSearch) -> Result<Vec<LiteralMatch>> {
         let candidates = self.plan_candidates(&search.plan)?;
-        Ok(candidates
-            .par_iter()
-            .filter_map(|&ordinal| {
-                let (count, lines) = search.count_with_lines(self.content(ordinal as usize))?;
-                Some(LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
-            })
-            .collect())
+        let parallel = super::work::parallel(self.candidates_bytes(&candidates));
+        Ok(super::work::filter_map_collect(parallel, &candidates, |&ordinal| {
+            let (count, lines) = search.count_with_lines(self.content(ordinal as usize))?;
+            Some(LiteralMatch { doc_id: self.id_at(ordinal as usize), count, lines })
+        }))
     }
 }
 
