@@ -61,7 +61,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import repeat
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -472,10 +474,10 @@ def definition_bonuses(reader: IndexReader, names: list[str], scale: float) -> d
     return bonuses
 
 
-@dataclass(frozen=True, slots=True)
-class Adjustment:
+class Adjustment(NamedTuple):
     """How the signals changed one chunk's fused score: bonuses added, then its demotions'
-    factors applied."""
+    factors applied. A tuple: a question makes dozens, and a frozen dataclass costs several
+    times more to make."""
 
     definition: float = 0.0
     path: float = 0.0
@@ -539,13 +541,15 @@ def _coherence(reader: IndexReader, scored: dict[int, float]) -> dict[int, float
     one file's fused scores."""
     sums: dict[int, float] = {}
     best: dict[int, int] = {}
-    for chunk, score in scored.items():
-        file_id = int(reader.chunk_file[chunk])
+    chunks = list(scored)
+    # The files of all chunks in one lookup: a numpy scalar a chunk costs more than the sum.
+    for chunk, file_id, score in zip(chunks, reader.chunk_file[chunks].tolist(), scored.values()):
         sums[file_id] = sums.get(file_id, 0.0) + score
         if file_id not in best or score > scored[best[file_id]]:
             best[file_id] = chunk
     largest = max(sums.values())
-    return {chunk: config.current().COHERENCE_BONUS * sums[file_id] / largest for file_id, chunk in best.items()}
+    bonus = config.current().COHERENCE_BONUS
+    return {chunk: bonus * sums[file_id] / largest for file_id, chunk in best.items()}
 
 
 def rerank(
@@ -576,23 +580,23 @@ def rerank(
     wants_coherence = classification.intent in COHERENCE_INTENTS or classification.rule in COHERENCE_RULES
     coherence = _coherence(reader, scored) if signals.coherence and wants_coherence else {}
     of_file = _FileSignals(reader, query, words, best, signals)
-    adjustments = {}
     # The path and demotion signals depend on the file only: worked out once per file.
-    per_file: dict[int, Adjustment] = {}
     chunks = list(scored.keys() | definition.keys())
-    for chunk, file_id in zip(chunks, reader.chunk_file[chunks].tolist()):
-        known = per_file.get(file_id)
-        if known is None:
-            known = per_file[file_id] = of_file(file_id)
+    file_ids = reader.chunk_file[chunks].tolist()
+    per_file = of_file.of_files(list(dict.fromkeys(file_ids)))
+    # Most chunks have only their file's signals: they share its (immutable) adjustment.
+    adjustments = dict(zip(chunks, map(per_file.__getitem__, file_ids)))
+    for chunk in definition.keys() | coherence.keys():
         bonus, share = definition.get(chunk, 0.0), coherence.get(chunk, 0.0)
-        # Most chunks have only their file's signals: they share its (frozen) adjustment.
-        adjustments[chunk] = known if not (bonus or share) else Adjustment(
-            definition=bonus,
-            path=known.path,
-            file_name=known.file_name,
-            coherence=share * best,
-            demotions=known.demotions,
-        )
+        if bonus or share:
+            known = adjustments[chunk]
+            adjustments[chunk] = Adjustment(
+                definition=bonus,
+                path=known.path,
+                file_name=known.file_name,
+                coherence=share * best,
+                demotions=known.demotions,
+            )
     if signals.agreement and parts is not None and len(parts.chunks):
         _add_file_agreement(reader, scored, definition, parts, adjustments)
     return adjustments
@@ -630,24 +634,37 @@ class _FileSignals:
         return shares
 
     def __call__(self, file_id: int) -> Adjustment:
-        share = float(self._shares[file_id]) if self.words else 0.0
-        outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
-        part = self.parts.get(file_id)
-        unasked_part = part is not None and not spells(self.words, part)
-        return Adjustment(
-            path=self.path_bonus * share if share >= self.path_min_share else 0.0,
-            file_name=(
-                self.file_name_bonus if share and spells_name(self.words, self.reader.files[file_id].path, self.initials) else 0.0
-            ),
-            demotions=_demotions(
-                self.factors,
-                self.secondary and bool(self.reader.file_roles[file_id] & roles.SECONDARY),
-                file_id in self.headers,
-                unasked_part,
-                outdated,
-                file_id in self.ports,
-            ),
-        )
+        return self.of_files([file_id])[file_id]
+
+    def of_files(self, file_ids: list[int]) -> dict[int, Adjustment]:
+        """The adjustment of each of `file_ids`; their shares and roles are read in one lookup
+        each (a numpy scalar a file costs more than the rest of its signals)."""
+        shares = self._shares[file_ids].tolist() if self.words else [0.0] * len(file_ids)
+        if self.secondary:
+            secondary = (self.reader.file_roles[file_ids] & roles.SECONDARY).astype(bool).tolist()
+        else:
+            secondary = [False] * len(file_ids)
+        files = self.reader.files
+        out = {}
+        for file_id, share, is_secondary in zip(file_ids, shares, secondary):
+            outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
+            part = self.parts.get(file_id)
+            unasked_part = part is not None and not spells(self.words, part)
+            out[file_id] = Adjustment(
+                path=self.path_bonus * share if share >= self.path_min_share else 0.0,
+                file_name=(
+                    self.file_name_bonus if share and spells_name(self.words, files[file_id].path, self.initials) else 0.0
+                ),
+                demotions=_demotions(
+                    self.factors,
+                    is_secondary,
+                    file_id in self.headers,
+                    unasked_part,
+                    outdated,
+                    file_id in self.ports,
+                ),
+            )
+        return out
 
 
 def _add_file_agreement(
@@ -663,15 +680,19 @@ def _add_file_agreement(
     are the same for all of a file's chunks, or go to that chunk (coherence)."""
     chunks = parts.chunks.astype(np.int64)
     contributions = np.asarray(parts.contributions, dtype=np.float64)
-    score = np.fromiter(
-        (scored.get(c, 0.0) + definition.get(c, 0.0) for c in chunks.tolist()), dtype=np.float64, count=len(chunks)
-    )
+    chunk_list = chunks.tolist()
+    score = np.fromiter(map(scored.get, chunk_list, repeat(0.0)), dtype=np.float64, count=len(chunks))
+    if definition:
+        score += np.fromiter(map(definition.get, chunk_list, repeat(0.0)), dtype=np.float64, count=len(chunks))
     # Chunks by file, each file's best first: each file's best contribution per modality (a
     # maximum over its run of rows), and the best of its fused chunks (the run's first).
     file_of = reader.chunk_file[chunks]
     order = np.lexsort((chunks, -score, file_of))
     in_order = file_of[order]
-    starts = np.flatnonzero(np.r_[True, in_order[1:] != in_order[:-1]])
+    boundary = np.empty(len(in_order), dtype=bool)
+    boundary[:1] = True
+    np.not_equal(in_order[1:], in_order[:-1], out=boundary[1:])
+    starts = np.flatnonzero(boundary)
     files = in_order[starts]
     best = np.maximum.reduceat(contributions[order], starts, axis=0)
     first = order[starts]
@@ -688,9 +709,9 @@ def _add_file_agreement(
         if at < len(files) and files[at] == file_id and (bonus, -chunk) > (shown_scores[at], -shown_chunks[at]):
             shown_chunks[at], shown_scores[at] = chunk, bonus
             extras[at] = best[at].sum()
+    agreement = config.current().FILE_AGREEMENT
     for chunk, extra in zip(shown_chunks, extras.tolist()):
         if extra:
             a = adjustments[chunk]
             # Built directly: `dataclasses.replace` costs several times more, for dozens of files a question.
-            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, config.current().FILE_AGREEMENT * extra,
-                                            a.demotions)
+            adjustments[chunk] = Adjustment(a.definition, a.path, a.file_name, a.coherence, agreement * extra, a.demotions)
