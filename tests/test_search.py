@@ -346,6 +346,26 @@ def test_parallel_and_sequential_retrieval_agree(index, monkeypatch):
     assert parallel == sequential and all(sequential)
 
 
+def test_the_text_modality_started_early_answers_as_it_does_at_once(index):
+    # A question's text modality counts on the core's threads while the others run; finished,
+    # its answer is the one it gives asked alone: quoted phrases found with their case only,
+    # in any case, or nowhere, filters and exact strings included.
+    from maguyva.query import route
+    from maguyva.query.classify import classify
+    from maguyva.query.retrievers.text import TextRetriever
+
+    text = TextRetriever()
+    questions = ["how does login work", '"ECONNREFUSED" handling', '"econnrefused" handling', '"Nowhere At All" retry',
+                 "verify tokens", "check_password", "where is session stored"]
+    for question in questions:
+        request = route.request(question, classify(question))
+        for limit in (5, 40):
+            assert text.start(index.reader, request, limit)() == text.retrieve(index.reader, request, limit), question
+    # Answering one search started early, then another question, leaves nothing behind.
+    unanswered = text.start(index.reader, route.request("login", classify("login")), 10)
+    del unanswered
+
+
 def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
     # The text retriever counts a term's lines per chunk in the core; the same counts come from
     # every matching line mapped to its chunk in numpy (the path kept for answers with spans).

@@ -69,9 +69,9 @@ def test_a_base_and_its_delta_answer_as_one_index_of_their_documents(base_docs, 
         flags = [fold] * len(TERMS)
         assert same(layered.search_lines(TERMS, flags), whole.search_lines(TERMS, flags))
         keys, offsets = layout(final, lines_per_chunk)
-        assert same(
-            layered.chunk_line_counts(TERMS, flags, keys, offsets), whole.chunk_line_counts(TERMS, flags, keys, offsets)
-        )
+        expected = whole.chunk_line_counts(TERMS, flags, keys, offsets)
+        assert same(layered.chunk_line_counts(TERMS, flags, keys, offsets), expected)
+        assert same(layered.start_chunk_line_counts(TERMS, flags, keys, offsets)(), expected)
 
 
 @settings(max_examples=60, deadline=None)
@@ -115,9 +115,33 @@ def test_a_base_whose_files_moved_answers_through_its_map(base_docs, fate, added
     for fold in (False, True):
         flags = [fold] * len(TERMS)
         assert same(layered.search_lines(TERMS, flags), whole.search_lines(TERMS, flags))
-        assert same(
-            layered.chunk_line_counts(TERMS, flags, keys, offsets), whole.chunk_line_counts(TERMS, flags, keys, offsets)
-        )
+        expected = whole.chunk_line_counts(TERMS, flags, keys, offsets)
+        assert same(layered.chunk_line_counts(TERMS, flags, keys, offsets), expected)
+        assert same(layered.start_chunk_line_counts(TERMS, flags, keys, offsets)(), expected)
+
+
+def test_counts_started_on_the_pool_are_the_counts_asked_for():
+    # Megabytes of candidates go to the core's thread pool while the caller goes on; a few lines
+    # are counted at once. Either way the answer is the count made on the spot.
+    # "oven tally" is read in every document: 2.3 MB of candidates.
+    lines = [b"grain sieve ledger", b"oven tally", b"Ledger(sift)", b"", b"GRAIN oven oven"]
+    large = [b"\n".join(lines[(doc + i) % len(lines)] for i in range(3_000)) for doc in range(60)]
+    terms = [*TERMS, "oven tally"]
+    for docs in (large, large[:2]):
+        index, _ = TrigramIndex.build(list(enumerate(docs)))
+        keys, offsets = layout(docs, 7)
+        for fold in (False, True):
+            flags = [fold] * len(terms)
+            expected = index.chunk_line_counts(terms, flags, keys, offsets)
+            assert expected[0].size > 0
+            pending = index.start_chunk_line_counts(terms, flags, keys, offsets)
+            assert same(pending.result(), expected)
+            with pytest.raises(ValueError, match="already taken"):
+                pending.result()
+        # Dropped unanswered, a search still running is waited for before its arrays can go.
+        index.start_chunk_line_counts(terms, flags, keys.copy(), offsets.copy())
+        layered = LayeredTextIndex(index, TrigramIndex.build([])[0])
+        assert same(layered.start_chunk_line_counts(terms, flags, keys, offsets)(), index.chunk_line_counts(terms, flags, keys, offsets))
 
 
 def test_a_delta_naming_a_document_the_base_lacks_is_refused():

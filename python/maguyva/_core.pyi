@@ -37,6 +37,12 @@ def hamming_top_k(
 
 # Trigram index -----------------------------------------------------------------------------
 
+class PendingChunkCounts:
+    """A `chunk_line_counts` running on the core's threads."""
+
+    def result(self) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """The three arrays of `chunk_line_counts`, waiting for the search; once (ValueError after)."""
+
 class LiteralMatches:
     """Documents matching a literal, as parallel arrays."""
 
@@ -107,6 +113,16 @@ class TrigramIndex:
         `chunk_start_key[c] >> 32`; document d's chunks are `file_chunk_offsets[d]` to
         `file_chunk_offsets[d + 1] - 1`; a line belongs to the last chunk of its document
         starting at or before it (or to the first)."""
+    def start_chunk_line_counts(
+        self,
+        terms: Sequence[bytes | str],
+        case_insensitive: Sequence[bool],
+        chunk_start_key: npt.NDArray[np.int64],
+        file_chunk_offsets: npt.NDArray[np.int64],
+    ) -> PendingChunkCounts:
+        """`chunk_line_counts`, started on the core's threads: returns at once; the answer's
+        `result()` gives the three arrays. Neither array may be written before `result()`
+        returns or the answer is dropped (which waits for the search)."""
     def count_terms(
         self, terms: Sequence[bytes | str], case_insensitive: bool = False
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:

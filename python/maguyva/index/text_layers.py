@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -187,16 +188,57 @@ class LayeredTextIndex:
     ) -> tuple[np.ndarray, ...]:
         """`TrigramIndex.chunk_line_counts` over both layers: (term index, chunk, count), by
         term, then chunk. A chunk is of one document, so its count comes from one layer."""
+        keys, offsets, chunk_ids = self._base_arrays(chunk_start_key, file_chunk_offsets)
+        found = self.base.chunk_line_counts(terms, case_insensitive, keys, offsets)
+        return self._with_delta(found, chunk_ids, terms, case_insensitive, chunk_start_key, file_chunk_offsets)
+
+    def start_chunk_line_counts(
+        self,
+        terms: list[str | bytes],
+        case_insensitive: list[bool],
+        chunk_start_key: np.ndarray,
+        file_chunk_offsets: np.ndarray,
+    ) -> Callable[[], tuple[np.ndarray, ...]]:
+        """`chunk_line_counts`, the base's search started on the core's threads: the function
+        returned waits for it, then adds the delta's matches (a few edited files, searched
+        there). Neither array may be written until that function has returned."""
+        keys, offsets, chunk_ids = self._base_arrays(chunk_start_key, file_chunk_offsets)
+        pending = self.base.start_chunk_line_counts(terms, case_insensitive, keys, offsets)
+
+        def finish() -> tuple[np.ndarray, ...]:
+            found = pending.result()
+            return self._with_delta(found, chunk_ids, terms, case_insensitive, chunk_start_key, file_chunk_offsets)
+
+        return finish
+
+    def _base_arrays(
+        self, chunk_start_key: np.ndarray, file_chunk_offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The layout the base is searched with, and each of its chunks' id in the layout asked
+        (None: the same ids, when the base numbers its documents as the generation does)."""
         if self.base_files is None:
-            found = self.base.chunk_line_counts(terms, case_insensitive, chunk_start_key, file_chunk_offsets)
+            return chunk_start_key, file_chunk_offsets, None
+        keys, offsets, chunk_ids = self._base_layout(chunk_start_key, file_chunk_offsets)
+        return keys, offsets, chunk_ids
+
+    def _with_delta(
+        self,
+        found: tuple[np.ndarray, ...],
+        chunk_ids: np.ndarray | None,
+        terms: list[str | bytes],
+        case_insensitive: list[bool],
+        chunk_start_key: np.ndarray,
+        file_chunk_offsets: np.ndarray,
+    ) -> tuple[np.ndarray, ...]:
+        """The base's counts `found` (its chunks numbered by `chunk_ids`, if given) with those of
+        the base's replaced documents left out and the delta's added."""
+        terms_found, chunks, counts = found
+        if chunk_ids is None:
             if not self.delta_docs:
-                return found
-            terms_found, chunks, counts = found
+                return terms_found, chunks, counts
             live = ~self.replaced[chunk_start_key[chunks.astype(np.int64)] >> 32]
             terms_found, chunks, counts = terms_found[live], chunks[live], counts[live]
         else:
-            base_keys, base_offsets, chunk_ids = self._base_layout(chunk_start_key, file_chunk_offsets)
-            terms_found, chunks, counts = self.base.chunk_line_counts(terms, case_insensitive, base_keys, base_offsets)
             chunks = chunk_ids[chunks.astype(np.int64)].astype(chunks.dtype)
             if not self.delta_docs:
                 return terms_found, chunks, counts  # the view holds live documents' chunks only

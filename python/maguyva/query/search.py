@@ -28,7 +28,7 @@ from maguyva.query.intents import MAX_QUERY_CHARS, ONE_RESULT_PER_FILE
 from maguyva.query.rank.signals import Signals
 from maguyva.query.rank.stage import HandSetRanking, LearnedRanking, Question, Ranked, Ranking, Recorder
 from maguyva.query.results import Hit, ModalityPart, SearchResponse
-from maguyva.query.retrievers.base import Candidate, Query, Retriever
+from maguyva.query.retrievers.base import Candidate, Query, Retriever, StartsEarly
 from maguyva.query.retrievers.graph import GraphRetriever
 from maguyva.query.retrievers.semantic import SemanticRetriever
 from maguyva.query.retrievers.structural import StructuralRetriever
@@ -176,8 +176,23 @@ class Searcher:
             return found, (time.perf_counter() - t) * 1e3
 
         names = [name for name, _ in plan.modalities]
-        if len(names) == 1 or len(self.reader.chunk_file) < config.current().PARALLEL_MIN_CHUNKS:
-            outcomes = [run(name) for name in names]
+        if len(names) == 1:
+            outcomes = [run(names[0])]
+        elif len(self.reader.chunk_file) < config.current().PARALLEL_MIN_CHUNKS:
+            # One after another on this thread; a modality that can start early (the text
+            # modality's counting, on the core's threads) is finished after the others, its
+            # work beside theirs. The modalities are independent: the order changes no answer.
+            early: dict[str, tuple[Callable[[], list[Candidate]], float]] = {}
+            for name in names:
+                retriever = self.retrievers[name]
+                if isinstance(retriever, StartsEarly):
+                    t = time.perf_counter()
+                    early[name] = (retriever.start(self.reader, request, limit), (time.perf_counter() - t) * 1e3)
+            done = {name: run(name) for name in names if name not in early}
+            for name, (finish, started_ms) in early.items():
+                t = time.perf_counter()
+                done[name] = (finish(), started_ms + (time.perf_counter() - t) * 1e3)
+            outcomes = [done[name] for name in names]
         else:
             # Each in a copy of this context: the retrievers read this question's tuning.
             context = contextvars.copy_context()
@@ -220,10 +235,11 @@ class Searcher:
             i = row_of.get(chunk)
             if i is None:  # brought by a post-fusion signal, not by a modality
                 return {}
+            # The row as Python numbers first: a numpy scalar a cell costs more than the part.
             return {
-                name: ModalityPart(int(ranks[i, j]), float(contributions[i, j]))
-                for j, name in enumerate(names)
-                if ranks[i, j] >= 0
+                name: ModalityPart(rank_at, contribution)
+                for name, rank_at, contribution in zip(names, ranks[i].tolist(), contributions[i].tolist())
+                if rank_at >= 0
             }
 
         scored = dict(zip(chunk_list, scores.tolist()))
@@ -233,7 +249,10 @@ class Searcher:
             question = Question(reader, query, classification, fused_lists, names, lists, listed_chunks, scored, top_k)
             ranked = ranking.rank(question, self.signals, self.record)
             scored = ranked.scored
-        order = sorted(scored, key=lambda chunk: (-scored[chunk], chunk))
+        # Best first, the lower chunk on a tie: one numpy sort, not a Python key per chunk.
+        by_chunk = np.fromiter(scored.keys(), dtype=np.int64, count=len(scored))
+        by_score = np.fromiter(scored.values(), dtype=np.float64, count=len(scored))
+        order = by_chunk[np.lexsort((by_chunk, -by_score))].tolist()
         placed_by: dict[int, int] = {}
         if ranked is not None:
             order, placed_by = present.best_per_file(order, reader.chunk_file, ranked.preference)

@@ -10,6 +10,8 @@
 //! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
 //!   the signs kept as bits.
 //! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
+//! - [`background`]: a job on the thread pool while the caller goes on (a question's text
+//!   modality counting while the others run).
 //! - [`walk`]: the files of a repository worth indexing, honouring `.gitignore` and
 //!   `.maguyvaignore`, with the reason for every file left out.
 //!
@@ -61,6 +63,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod background;
 pub mod bm25;
 pub mod embed;
 mod error;

@@ -1,17 +1,20 @@
 //! The trigram index as a Python class. Searches release the GIL.
 
 use crate::error::to_py;
-use maguyva_core::trigram::{ChunkLayout, LiteralMatch, RegexSearch, TrigramIndex as CoreIndex};
+use maguyva_core::background::{self, Background};
+use maguyva_core::trigram::{ChunkCounts, ChunkLayout, LiteralMatch, RegexSearch, TrigramIndex as CoreIndex};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TrigramIndex>()?;
     m.add_class::<LiteralMatches>()?;
+    m.add_class::<PendingChunkCounts>()?;
     m.add_function(wrap_pyfunction!(chunk_term_table, m)?)?;
     Ok(())
 }
@@ -193,14 +196,45 @@ impl TrigramIndex {
                 self.inner.chunk_line_counts(&each, ChunkLayout { start_key, file_offsets })
             })
             .map_err(to_py)?;
-        PyTuple::new(
-            py,
-            [
-                Array1::from_vec(counts.terms).into_pyarray(py).into_any(),
-                Array1::from_vec(counts.chunks).into_pyarray(py).into_any(),
-                Array1::from_vec(counts.counts).into_pyarray(py).into_any(),
-            ],
-        )
+        chunk_counts_tuple(py, counts)
+    }
+
+    /// `chunk_line_counts`, started on the core's threads: returns at once, and the answer's
+    /// `result()` gives the three arrays. The caller runs its other work meanwhile. Neither array
+    /// may be written before `result()` returns or the answer is dropped (which waits for the
+    /// search): the search reads them where they are.
+    fn start_chunk_line_counts(
+        slf: &Bound<'_, Self>,
+        terms: Vec<Text>,
+        case_insensitive: Vec<bool>,
+        chunk_start_key: Bound<'_, PyArray1<i64>>,
+        file_chunk_offsets: Bound<'_, PyArray1<i64>>,
+    ) -> PyResult<PendingChunkCounts> {
+        let terms = terms_with_flags(terms, &case_insensitive)?;
+        let start_key = Borrowed::of(&chunk_start_key)?;
+        let file_offsets = Borrowed::of(&file_chunk_offsets)?;
+        let inner = &slf.get().inner;
+        // SAFETY: both arrays are alive (bound here) and unwritten (the method's contract).
+        let layout = move || unsafe { ChunkLayout { start_key: start_key.slice::<i64>(), file_offsets: file_offsets.slice::<i64>() } };
+        let each: Vec<(&[u8], bool)> = terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
+        // Planned here; counted here too when that costs less than waking a worker would.
+        let counting = slf.py().detach(|| -> maguyva_core::Result<Counting> {
+            let plan = inner.plan_chunk_line_counts(&each, layout())?;
+            if !plan.worth_the_pool() {
+                return Ok(Counting::Done(inner.counts_by_plan(&plan, layout())));
+            }
+            let index = inner as *const CoreIndex as usize;
+            Ok(Counting::Running(background::start(move || {
+                // SAFETY: the pending answer holds the index and both arrays, and its drop waits
+                // for this job; the arrays are not written meanwhile (the method's contract).
+                let index = unsafe { &*(index as *const CoreIndex) };
+                index.counts_by_plan(&plan, layout())
+            })))
+        });
+        Ok(PendingChunkCounts {
+            counting: Mutex::new(Some(counting.map_err(to_py)?)),
+            _held: (slf.clone().into_any().unbind(), chunk_start_key.into_any().unbind(), file_chunk_offsets.into_any().unbind()),
+        })
     }
 
     /// Verified occurrence counts of each term in every document holding at least one:
@@ -307,6 +341,87 @@ impl TrigramIndex {
             self.inner.size_bytes()
         )
     }
+}
+
+/// Where a contiguous array's elements are, for a job on another thread: its owner is held
+/// elsewhere for as long as the job runs.
+#[derive(Clone, Copy)]
+struct Borrowed {
+    at: usize,
+    len: usize,
+}
+
+impl Borrowed {
+    fn of(array: &Bound<'_, PyArray1<i64>>) -> PyResult<Borrowed> {
+        let readonly = array.readonly();
+        let slice = readonly.as_slice()?;
+        Ok(Borrowed { at: slice.as_ptr() as usize, len: slice.len() })
+    }
+
+    /// SAFETY: the array is alive and unwritten, and holds `T`s.
+    unsafe fn slice<'a, T>(self) -> &'a [T] {
+        unsafe { std::slice::from_raw_parts(self.at as *const T, self.len) }
+    }
+}
+
+/// The counts of a started `chunk_line_counts`: done already, or running on the pool.
+enum Counting {
+    Done(maguyva_core::Result<ChunkCounts>),
+    Running(Background<maguyva_core::Result<ChunkCounts>>),
+}
+
+impl Counting {
+    fn wait(self) -> maguyva_core::Result<ChunkCounts> {
+        match self {
+            Counting::Done(counts) => counts,
+            Counting::Running(job) => job.wait(),
+        }
+    }
+}
+
+/// A `chunk_line_counts` running on the core's threads (`TrigramIndex.start_chunk_line_counts`).
+#[pyclass(module = "maguyva._core", frozen)]
+pub(crate) struct PendingChunkCounts {
+    counting: Mutex<Option<Counting>>,
+    /// The index and the layout's arrays the search reads, alive until it is done.
+    _held: (Py<PyAny>, Py<PyAny>, Py<PyAny>),
+}
+
+#[pymethods]
+impl PendingChunkCounts {
+    /// The three arrays of `chunk_line_counts`, waiting for the search without the GIL; once.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let job = self.take().ok_or_else(|| PyValueError::new_err("the counts were already taken"))?;
+        let counts = py.detach(|| job.wait()).map_err(to_py)?;
+        chunk_counts_tuple(py, counts)
+    }
+}
+
+impl PendingChunkCounts {
+    fn take(&self) -> Option<Counting> {
+        self.counting.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+impl Drop for PendingChunkCounts {
+    fn drop(&mut self) {
+        // A running search reads what `_held` keeps alive: it must end before they can go.
+        if let Some(Counting::Running(job)) = self.take() {
+            let _ = job.wait();
+        }
+    }
+}
+
+/// (term, chunk, count) as three uint32 arrays.
+fn chunk_counts_tuple(py: Python<'_>, counts: ChunkCounts) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            Array1::from_vec(counts.terms).into_pyarray(py).into_any(),
+            Array1::from_vec(counts.chunks).into_pyarray(py).into_any(),
+            Array1::from_vec(counts.counts).into_pyarray(py).into_any(),
+        ],
+    )
 }
 
 /// The documents matching a literal: parallel arrays, plus the matching lines of document `i`

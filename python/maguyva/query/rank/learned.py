@@ -535,7 +535,8 @@ class RankModel:
     def contributions(self, group: str, row: np.ndarray) -> dict[str, float]:
         """Each feature's part of one candidate's score (nonzero parts only)."""
         parts = row * self.weights[group]
-        return {FEATURES[i]: float(parts[i]) for i in np.flatnonzero(parts).tolist()}
+        nonzero = np.flatnonzero(parts)
+        return dict(zip([FEATURES[i] for i in nonzero.tolist()], parts[nonzero].tolist()))
 
     def to_json(self, meta: Mapping[str, object] | None = None) -> str:
         document = {

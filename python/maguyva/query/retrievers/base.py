@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -53,4 +54,13 @@ class Retriever(Protocol):
 
     def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
         """At most `limit` chunks of `reader`'s index, best first."""
+        ...
+
+
+@runtime_checkable
+class StartsEarly(Protocol):
+    """A retriever whose work can run on the core's threads while the caller runs the others."""
+
+    def start(self, reader: IndexReader, query: Query, limit: int) -> Callable[[], list[Candidate]]:
+        """`retrieve`, begun; the function returned finishes it and gives its answer."""
         ...

@@ -67,7 +67,32 @@ class TextRetriever:
     name = "text"
 
     def retrieve(self, reader: IndexReader, query: Query, limit: int) -> list[Candidate]:
+        return self._retrieve(reader, query, limit, self.terms(query))
+
+    def start(self, reader: IndexReader, query: Query, limit: int) -> Callable[[], list[Candidate]]:
+        """`retrieve`, begun: the question's terms are counted on the core's threads while the
+        caller runs the other modalities, and the function returned finishes the answer. Only
+        the plain count of terms goes ahead; a pattern, an answer by lines or a filter is
+        answered when the function is called."""
         terms = self.terms(query)
+        if not terms or len(reader.chunk_file) == 0 or query.pattern is not None or query.line_spans or query.allowed is not None:
+            return lambda: self._retrieve(reader, query, limit, terms)
+        counting = reader.text.start_chunk_line_counts(
+            [term.text for term in terms], [not term.case_sensitive for term in terms],
+            reader.chunk_start_key, reader.file_chunk_offsets,
+        )  # fmt: skip
+        return lambda: self._retrieve(reader, query, limit, terms, counting)
+
+    def _retrieve(
+        self,
+        reader: IndexReader,
+        query: Query,
+        limit: int,
+        terms: list[Term],
+        counting: Callable[[], tuple[np.ndarray, ...]] | None = None,
+    ) -> list[Candidate]:
+        """The answer to `query` by `terms`; `counting`, when given, is the count of the terms'
+        lines by chunk (`_chunk_counts` of every chunk) already under way."""
         if not terms or len(reader.chunk_file) == 0:
             return []
         n = len(reader.chunk_file)
@@ -79,7 +104,7 @@ class TextRetriever:
             chunks, lines, ids, tf = _by_lines(reader, terms, any_case)
         else:
             chunks = lines = np.zeros(0, dtype=np.int64)
-            ids, tf = _by_chunk_counts(reader, terms, any_case, query.allowed)
+            ids, tf = _by_chunk_counts(reader, terms, any_case, query.allowed, counting)
         if query.allowed is not None:
             kept = query.allowed[ids]
             ids, tf = ids[kept], tf[kept]
@@ -129,13 +154,21 @@ def best_first(ids: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
 
 
 def _by_chunk_counts(
-    reader: IndexReader, terms: list[Term], any_case: bool = True, allowed: np.ndarray | None = None
+    reader: IndexReader,
+    terms: list[Term],
+    any_case: bool = True,
+    allowed: np.ndarray | None = None,
+    counting: Callable[[], tuple[np.ndarray, ...]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The chunks holding a term, ascending, and how many of each term's lines each holds
     (`tf[i, t]`), counted in the core: a common word's every line never reaches Python, and the
     table is made there too. With `allowed` (a filter's chunks), the core is given only those
-    chunks, and does not read the documents left without any."""
-    found_terms, chunks, counts = _caseless_again(terms, lambda asked: _chunk_counts(reader, asked, allowed), any_case)
+    chunks, and does not read the documents left without any. `counting` gives the terms'
+    first count when it is already under way."""
+    def search(asked: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _chunk_counts(reader, asked, allowed)
+
+    found_terms, chunks, counts = _caseless_again(terms, search, any_case, counting)
     ids, tf = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
     return ids.astype(np.int64), tf
 
@@ -188,21 +221,25 @@ def _by_regex(reader: IndexReader, pattern: str) -> tuple[np.ndarray, np.ndarray
 
 
 def _caseless_again(
-    terms: list[Term], search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]], any_case: bool = True
+    terms: list[Term],
+    search: Callable[[list[Term]], tuple[np.ndarray, np.ndarray, np.ndarray]],
+    any_case: bool = True,
+    first: Callable[[], tuple[np.ndarray, ...]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`search(terms)`: (the index of the term each row found, two more columns); then a quoted
-    phrase that occurs nowhere with its case is looked for in any case, its rows added."""
-    found_terms, first, second = search(terms)
+    """`search(terms)` (or `first()`, that search already under way): (the index of the term
+    each row found, two more columns); then a quoted phrase that occurs nowhere with its case is
+    looked for in any case, its rows added."""
+    found_terms, found, also = first() if first is not None else search(terms)
     if not any_case:
-        return found_terms, first, second
+        return found_terms, found, also
     retry = [t for t, term in enumerate(terms) if term.case_sensitive and not (found_terms == t).any()]
     if not retry:
-        return found_terms, first, second
-    more_terms, more_first, more_second = search([Term(terms[t].text, False, terms[t].weight) for t in retry])
+        return found_terms, found, also
+    more_terms, more_found, more_also = search([Term(terms[t].text, False, terms[t].weight) for t in retry])
     return (
         np.concatenate([found_terms, np.asarray(retry, dtype=found_terms.dtype)[more_terms]]),
-        np.concatenate([first, more_first]),
-        np.concatenate([second, more_second]),
+        np.concatenate([found, more_found]),
+        np.concatenate([also, more_also]),
     )
 
 

@@ -35,20 +35,29 @@ impl TrigramIndex {
     /// are counted side by side (when their work is worth it, [`work`]), each document's lines
     /// as they are found: no term's matches are ever listed whole.
     pub fn chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
-        // A document the layout gives no chunk (a filtered question leaves files out this way)
-        // adds no count: it is neither read nor weighed in the plan.
-        let offsets = layout.file_offsets;
-        let chunked = |ordinal: u32| {
-            let doc = self.id_at(ordinal as usize) as usize;
-            doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
-        };
-        let plans = terms
+        let plan = self.plan_chunk_line_counts(terms, layout)?;
+        self.counts_by_plan(&plan, layout)
+    }
+
+    /// The first half of [`TrigramIndex::chunk_line_counts`]: each term's plan (the candidate
+    /// documents, or the words to read), and what answering them is worth. A caller may run the
+    /// second half, [`TrigramIndex::counts_by_plan`], elsewhere when the plan is worth it.
+    pub fn plan_chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCountsPlan> {
+        let chunked = self.chunked(layout);
+        let terms = terms
             .iter()
-            .map(|&(literal, fold)| Ok((literal, fold, self.plan_literal_among(literal, fold, &chunked)?)))
+            .map(|&(literal, fold)| Ok((literal.to_vec(), fold, self.plan_literal_among(literal, fold, &chunked)?)))
             .collect::<Result<Vec<_>>>()?;
-        let parallel = work::parallel(plans.iter().map(|(_, _, plan)| self.plan_work(plan)).sum());
-        let per_term: Result<Vec<Vec<(u32, u32)>>> = work::map_collect(parallel, &plans, |(literal, fold, plan)| {
-            self.planned_chunk_counts(literal, *fold, plan, chunked, layout)
+        let work = terms.iter().map(|(_, _, plan)| self.plan_work(plan)).sum();
+        Ok(ChunkCountsPlan { terms, work })
+    }
+
+    /// The counts `plan` (made for `layout`) asks for: the second half of
+    /// [`TrigramIndex::chunk_line_counts`].
+    pub fn counts_by_plan(&self, plan: &ChunkCountsPlan, layout: ChunkLayout<'_>) -> Result<ChunkCounts> {
+        let chunked = self.chunked(layout);
+        let per_term: Result<Vec<Vec<(u32, u32)>>> = work::map_collect(work::parallel(plan.work), &plan.terms, |(literal, fold, term_plan)| {
+            self.planned_chunk_counts(literal, *fold, term_plan, &chunked, layout)
         });
         let per_term = per_term?;
         let mut out = ChunkCounts::default();
@@ -58,6 +67,17 @@ impl TrigramIndex {
             }
         }
         Ok(out)
+    }
+
+    /// Whether the layout gives the document of `ordinal` any chunk. A document it gives none
+    /// (a filtered question leaves files out this way) adds no count: it is neither read nor
+    /// weighed in the plan.
+    fn chunked<'a>(&'a self, layout: ChunkLayout<'a>) -> impl Fn(u32) -> bool + Sync + 'a {
+        let offsets = layout.file_offsets;
+        move |ordinal: u32| {
+            let doc = self.id_at(ordinal as usize) as usize;
+            doc + 1 >= offsets.len() || offsets[doc] < offsets[doc + 1]
+        }
     }
 
     /// (chunk, count) of one term answered by `plan`, by ascending chunk; `chunked` keeps the
@@ -91,6 +111,22 @@ impl TrigramIndex {
             }
         }
         Ok(counter.pairs)
+    }
+}
+
+/// A [`TrigramIndex::chunk_line_counts`] planned ([`TrigramIndex::plan_chunk_line_counts`]).
+#[derive(Debug)]
+pub struct ChunkCountsPlan {
+    terms: Vec<(Vec<u8>, bool, LiteralPlan)>,
+    /// What answering every term is worth, in verified bytes ([`work`]).
+    work: usize,
+}
+
+impl ChunkCountsPlan {
+    /// Whether answering it is worth the thread pool ([`work::PARALLEL_MIN_WORK`]): below, it
+    /// costs less than waking a worker of the pool does.
+    pub fn worth_the_pool(&self) -> bool {
+        work::parallel(self.work)
     }
 }
 
@@ -300,6 +336,25 @@ mod tests {
         }
         assert!(!expected.terms.is_empty());
         assert_eq!(part, expected);
+    }
+
+    #[test]
+    fn a_plan_says_whether_it_is_worth_the_pool_and_answers_as_one_call_does() {
+        // Megabytes of candidates to read for a phrase, and a few lines: the first is worth the
+        // pool, the second is not; both plans answer as `chunk_line_counts` does.
+        let doc = |i: usize| format!("open the gate\n{}close the gate {i}\n", "let gate = open(gate);\n".repeat(400)).into_bytes();
+        let terms: [(&[u8], bool); 2] = [(b"the gate", true), (b"open(", false)];
+        for (documents, worth) in [(300, true), (2, false)] {
+            let index = TrigramIndex::build((0..documents).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
+            let chunks: Vec<(u32, u32)> = (0..documents as u32).flat_map(|d| [(d, 1), (d, 200)]).collect();
+            let (keys, offsets) = layout_of(&chunks, documents);
+            let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
+            let plan = index.plan_chunk_line_counts(&terms, layout).unwrap();
+            assert_eq!(plan.worth_the_pool(), worth);
+            let counted = index.counts_by_plan(&plan, layout).unwrap();
+            assert_eq!(counted, index.chunk_line_counts(&terms, layout).unwrap());
+            assert_eq!(counted.counts.iter().sum::<u32>() as usize, documents * (2 + 400));
+        }
     }
 
     #[test]

@@ -148,6 +148,7 @@ fn literal_trigrams(literal: &[u8]) -> Vec<u32> {
 }
 
 /// How a literal is answered ([`TrigramIndex::plan_literal`]).
+#[derive(Debug)]
 pub(crate) enum LiteralPlan {
     /// No document can hold it.
     Nothing,
