@@ -441,8 +441,17 @@ class DefinedNames:
         unique, inverse = np.unique(ids, return_inverse=True)
         heads = _heads(words)
         vocabulary = self.vocabulary
-        agreeing = np.fromiter((agrees(vocabulary[i], words, heads) for i in unique.tolist()), dtype=np.float64,
-                               count=len(unique))
+        # `agrees` called only for the words past its first test (most are not): a call a word
+        # cost more than the rest of the agreement.
+        prefix = config.current().AGREEMENT_SHORTEST_PREFIX
+        agreeing = np.fromiter(
+            (
+                word in words or (word[:prefix] in heads and agrees(word, words, heads))
+                for word in map(vocabulary.__getitem__, unique.tolist())
+            ),
+            dtype=np.float64,
+            count=len(unique),
+        )
         hits = np.bincount(owner, weights=agreeing[inverse], minlength=len(chunks))
         named = counts > 0
         out[named] = hits[named] / counts[named]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from collections.abc import Callable
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -48,7 +47,9 @@ class Query:
 
 
 class Retriever(Protocol):
-    """A retrieval modality: "semantic", "text", "structural" or "graph"."""
+    """A retrieval modality: "semantic", "text", "structural" or "graph". One whose work can run
+    on the core's threads while the caller runs the others also has `start(reader, query,
+    limit)`, which returns a function that finishes the answer (the text modality's)."""
 
     name: str
 
@@ -56,11 +57,3 @@ class Retriever(Protocol):
         """At most `limit` chunks of `reader`'s index, best first."""
         ...
 
-
-@runtime_checkable
-class StartsEarly(Protocol):
-    """A retriever whose work can run on the core's threads while the caller runs the others."""
-
-    def start(self, reader: IndexReader, query: Query, limit: int) -> Callable[[], list[Candidate]]:
-        """`retrieve`, begun; the function returned finishes it and gives its answer."""
-        ...
