@@ -26,12 +26,18 @@ pub fn start<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Bac
 impl<T> Background<T> {
     /// The job's value, once it has finished; a panic in the job is raised here again.
     pub fn wait(self) -> T {
-        match self.done.recv() {
-            Ok(Ok(value)) => value,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            // The pool dropped the job without running it, which rayon never does.
-            Err(_) => panic!("a background job was dropped before it ran"),
+        match self.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+
+    /// The job's value once it has finished, or the panic it raised, as a value (for a caller
+    /// that must not unwind, such as a destructor).
+    pub fn join(self) -> std::thread::Result<T> {
+        // The pool dropping the job without running it (which rayon never does) is reported as
+        // a panic of the job.
+        self.done.recv().unwrap_or_else(|_| Err(Box::new("a background job was dropped before it ran")))
     }
 }
 
@@ -58,9 +64,12 @@ mod tests {
     }
 
     #[test]
-    fn a_panic_in_the_job_is_raised_by_wait() {
+    fn a_panic_in_the_job_is_raised_by_wait_and_returned_by_join() {
         let job = start(|| -> u32 { panic!("the job failed") });
         let raised = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.wait())).unwrap_err();
         assert_eq!(raised.downcast_ref::<&str>(), Some(&"the job failed"));
+        let joined = start(|| -> u32 { panic!("the job failed again") }).join().unwrap_err();
+        assert_eq!(joined.downcast_ref::<&str>(), Some(&"the job failed again"));
+        assert_eq!(start(|| 7).join().ok(), Some(7));
     }
 }

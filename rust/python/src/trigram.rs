@@ -407,7 +407,7 @@ impl Drop for PendingChunkCounts {
     fn drop(&mut self) {
         // A running search reads what `_held` keeps alive: it must end before they can go.
         if let Some(Counting::Running(job)) = self.take() {
-            let _ = job.wait();
+            let _ = job.join(); // a panic is the job's: a destructor must not raise it again
         }
     }
 }
