@@ -305,6 +305,18 @@ def test_exact_match_searches_the_literal_alone(index):
     assert [h.path for h in response.results] == ["net/client.ts"]
 
 
+def test_a_word_of_one_character_is_no_text_term():
+    # The "s" of a possessive, a one-letter name, a lone digit: as substrings they are in most
+    # lines of code. Quoted, a phrase is still looked for as written; alone, a letter still is.
+    from maguyva.query.retrievers.text import query_terms
+
+    assert [t.text for t in query_terms("how the ledger's X entries reach v 2 of the vault")] == [
+        "ledger", "entries", "reach", "vault",
+    ]
+    assert [t.text for t in query_terms('where is "q" set in the ledger')] == ["q", "set", "ledger"]
+    assert [t.text for t in query_terms("q")] == ["q"]
+
+
 def test_find_similar_for_a_pasted_snippet(index):
     snippet = (
         "for i := 0; i < attempts; i++ {\n"
