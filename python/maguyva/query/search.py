@@ -178,7 +178,7 @@ class Searcher:
         names = [name for name, _ in plan.modalities]
         if len(names) == 1:
             outcomes = [run(names[0])]
-        elif len(self.reader.chunk_file) < config.current().PARALLEL_MIN_CHUNKS:
+        elif self._searched_chunks(request) < config.current().PARALLEL_MIN_CHUNKS:
             # One after another on this thread; a modality that can start early (the text
             # modality's counting, on the core's threads) is finished after the others, its
             # work beside theirs. The modalities are independent: the order changes no answer.
@@ -204,6 +204,12 @@ class Searcher:
             {name: found for name, (found, _) in zip(names, outcomes)},
             {name: ms for name, (_, ms) in zip(names, outcomes)},
         )
+
+    def _searched_chunks(self, request: Query) -> int:
+        """How many chunks the modalities search: the filter's, when the question has one."""
+        if request.allowed is None:
+            return len(self.reader.chunk_file)
+        return int(np.count_nonzero(request.allowed))
 
     def _fuse(
         self,
