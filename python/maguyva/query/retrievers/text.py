@@ -47,7 +47,7 @@ def query_terms(query: str, keep_case: bool = False) -> list[Term]:
         terms.setdefault((phrase, True), Term(phrase, True, 1.0))
     rest = _QUOTED.sub(" ", query)
     words = _WORD.findall(rest)
-    # A word of one character ("s" of "xmonad's", "X", "2") is in most lines of code: as a
+    # A word of one character (the "s" of "the parser's", "X", "2") is in most lines of code: as a
     # substring it finds everything and weighs nothing.
     kept = [w for w in words if len(w) > 1 and w.lower() not in LITERAL_STOPWORDS] or (words if not terms else [])
     for word in kept:
