@@ -6,7 +6,8 @@ Opens the repository at ROOT with its index in INDEX_DIR as a `Corpus` (as the M
 it), asks one question untimed and three more timed (nothing changed: the freshness check and
 the search), then --edits times appends a function with a name found nowhere else to one Python
 file, waits --pause seconds between edits (so each edit's mtime is past the racy window), and
-times `Corpus.search` for that name until it answers with the edited file first. The file is
+times `Corpus.search` for that name until it answers with the edited file first, then times the
+question once more (the next question after an edit: nothing changed since). The file is
 replaced by a copy of itself first, so a checkout hard-linked into ROOT (as `scale.py` lays
 them out) is never changed. Prints each edit's time and, per edit, the time spent in the
 build's steps (wall time inside each function, nested ones counted in their callers too).
@@ -89,13 +90,13 @@ def main() -> int:
         corpus.search("where is the configuration loaded")
         print(f"first question: {(time.perf_counter() - started) * 1e3:.0f} ms")
         unchanged = []
-        for question in ("how are retries scheduled", "parse config", "json encoding of dates"):
+        for question in ("how are retries scheduled", "parse config", "json encoding of dates") * 2:
             started = time.perf_counter()
             corpus.search(question)
             unchanged.append((time.perf_counter() - started) * 1e3)
         print("questions with nothing changed:", ", ".join(f"{ms:.0f} ms" for ms in unchanged))
         spent.clear()
-        edits = []
+        edits, after = [], []
         for i in range(args.edits):
             time.sleep(args.pause)
             name = f"open_edits_probe_{os.getpid()}_{i}"
@@ -106,7 +107,14 @@ def main() -> int:
             edits.append((time.perf_counter() - started) * 1e3)
             if not answer.results or answer.results[0].path != target.relative_to(args.root).as_posix():
                 raise SystemExit(f"edit {i}: {name} was not found first in {target}")
+            steps = dict(spent)
+            started = time.perf_counter()
+            corpus.search(f'"{name}"', top_k=10)
+            after.append((time.perf_counter() - started) * 1e3)
+            spent.clear()
+            spent.update(steps)  # the steps of the edits alone
     print(f"edit -> correct answer: median {statistics.median(edits):.0f} ms ({', '.join(f'{ms:.0f}' for ms in edits)})")
+    print(f"the next question: median {statistics.median(after):.0f} ms ({', '.join(f'{ms:.0f}' for ms in after)})")
     for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
         print(f"  {label:<32} {seconds / args.edits * 1e3:8.1f} ms an edit")
     return 0

@@ -190,10 +190,10 @@ def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch
     with repo.open() as index:
         original = type(index).changes
 
-        def counted(self):
+        def counted(self, *args):
             checks.append(time.monotonic())
             time.sleep(0.2)  # a slow check: questions pile up behind it
-            return original(self)
+            return original(self, *args)
 
         monkeypatch.setattr(type(index), "changes", counted)
         threads = [threading.Thread(target=repo.refresh) for _ in range(6)]
@@ -214,14 +214,15 @@ def test_an_update_walks_the_repository_once_the_check_and_the_build_sharing_the
     repo = repository(shop, tmp_path)
     repo.refresh()
     walks: list[Path] = []
-    original = freshness.walk
+    original, watched = freshness.walk, freshness.TreeWatch.walk
 
     def counted(root, *args, **kwargs):  # type: ignore[no-untyped-def]
         walks.append(Path(root))
         return original(root, *args, **kwargs)
 
-    # Builds and checks both walk through `freshness.walk_tree`.
+    # Builds walk through `freshness.walk_tree`, checks through it or the tree's watch.
     monkeypatch.setattr(freshness, "walk", counted)
+    monkeypatch.setattr(freshness.TreeWatch, "walk", lambda self, *a: walks.append(shop) or watched(self, *a))
     write_file(shop, "app/late.py", "def tardy():\n    return 'EWOULDBLOCK'\n")
     refresh = repo.refresh()
     assert refresh.build is not None and refresh.build.parsed_files == 1
@@ -304,3 +305,121 @@ def test_a_scoped_repository_indexes_and_watches_only_its_part_of_the_tree(tmp_p
     from maguyva.index.build import build_index
 
     assert build_index(tree, tmp_path / "index").files == 3
+
+
+def counting_walks(monkeypatch) -> list[str]:
+    """Every walk a check or a build takes from now on, by who took it."""
+    from maguyva.index import freshness
+
+    walks: list[str] = []
+    original, watched = freshness.walk, freshness.TreeWatch.walk
+    monkeypatch.setattr(freshness, "walk", lambda root, *a, **k: walks.append("walk") or original(root, *a, **k))
+    monkeypatch.setattr(freshness.TreeWatch, "walk", lambda self, *a: walks.append("watch") or watched(self, *a))
+    return walks
+
+
+needs_a_watch = pytest.mark.skipif(
+    not hasattr(__import__("maguyva._core").__dict__["_core"], "TreeWatch"), reason="folders are watched on Linux only"
+)
+
+
+def settled(repo: Repository) -> None:
+    """Refreshed until a check trusts the watch (a check after a walk that began watching
+    folders walks once more)."""
+    for _ in range(4):
+        if repo.refresh().changes.watched:
+            return
+    raise AssertionError("the watch never settled")
+
+
+@needs_a_watch
+def test_a_watched_tree_is_not_walked_while_nothing_changes(shop, tmp_path, monkeypatch):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    settled(repo)
+    walks = counting_walks(monkeypatch)
+    for _ in range(5):
+        refresh = repo.refresh()
+        assert refresh.changes.watched and refresh.changes.walked == 0 and not refresh.changes.stale
+        assert refresh.to_dict()["changed_files"] == 0
+    (shop / "app" / "config.py").read_bytes()  # reading changes nothing
+    write_file(shop, "app/.config.py.swp", b"\x00swap")  # nor does an editor's hidden swap file
+    assert repo.refresh().changes.watched
+    assert walks == []
+    assert holding(literal_hits(repo, "ECONNREFUSED"), 11) == ["app/server.py"]
+
+
+@needs_a_watch
+def test_every_edit_of_a_watched_tree_is_answered_by_the_question_right_after_it(shop, tmp_path, monkeypatch):
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    settled(repo)
+    walks = counting_walks(monkeypatch)
+    # Each edit, then at once a question whose check must see it (no pause: the kernel queued
+    # the event before the edit's call returned).
+    edits = [
+        ("modified", lambda: write_file(shop, "app/retry.py", SHOP["app/retry.py"] + "\nMARK_ONE = 'TENTATIVE'\n"), "TENTATIVE", "app/retry.py"),
+        ("added", lambda: write_file(shop, "app/fresh/queue.py", "PENDING = 'QUEUED_MARK'\n"), "QUEUED_MARK", "app/fresh/queue.py"),
+        ("added", lambda: write_file(shop, "app/fresh/deeper/worker.py", "W = 'WORKER_MARK'\n"), "WORKER_MARK", "app/fresh/deeper/worker.py"),
+        ("renamed", lambda: (shop / "app/fresh/queue.py").rename(shop / "app/fresh/jobs.py"), "QUEUED_MARK", "app/fresh/jobs.py"),
+        ("touched old", lambda: write_file(shop, "app/config.py", SHOP["app/config.py"] + "OLD_MARK = 1\n", old=True), "OLD_MARK", "app/config.py"),
+        ("ignored", lambda: write_file(shop, ".gitignore", "app/fresh/deeper/\n"), "WORKER_MARK", None),
+        ("removed", lambda: (shop / "app/retry.py").unlink(), "TENTATIVE", None),
+    ]  # fmt: skip
+    for what, edit, literal, where in edits:
+        walks.clear()
+        edit()
+        refresh = repo.refresh()
+        assert not refresh.changes.watched and refresh.changes.stale, what
+        assert walks[0] == "watch", what
+        assert [p for p, _, _ in literal_hits(repo, literal)] == ([where] if where else []), what
+        if "fresh" not in (where or ""):
+            # Built from that walk, the new generation trusts the watch from where the walk
+            # began; an edit that made a folder walks once more (its watch began after the walk).
+            assert repo.refresh().changes.watched, what
+        settled(repo)
+    # The index is what a build of the tree from nothing makes.
+    with repo.open() as index:
+        kept = sorted((f.path, f.sha256) for f in index.reader.files)
+    fresh = Index.build(shop, index_dir=tmp_path / "from-nothing")
+    assert kept == sorted((f.path, f.sha256) for f in fresh.reader.files)
+
+
+@needs_a_watch
+def test_a_watch_that_fails_is_given_up_and_the_tree_walked_again(shop, tmp_path, monkeypatch, caplog):
+    from maguyva.index import freshness
+
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    settled(repo)
+    watch = repo._tree_watch()
+    assert watch is not None and watch.folders >= 2
+
+    class Unreadable:
+        root = shop
+
+        def changes(self) -> int:
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(watch, "_core", Unreadable())
+    walks = counting_walks(monkeypatch)
+    write_file(shop, "app/late.py", "LATE = 'LATE_MARK'\n")
+    refresh = repo.refresh()
+    assert refresh.changes.added == ("app/late.py",) and walks == ["walk"]
+    assert watch.failed and "stopped watching" in caplog.text
+    assert [p for p, _, _ in literal_hits(repo, "LATE_MARK")] == ["app/late.py"]
+    assert not repo.refresh().changes.watched, "walked before every answer from now on"
+    assert freshness.TreeWatch.of(shop) is not None, "another watch may still be made"
+
+
+def test_a_tree_is_walked_before_every_answer_when_not_watched(shop, tmp_path, monkeypatch):
+    from maguyva.index.freshness import TreeWatch
+
+    repo = repository(shop, tmp_path, watch=False)
+    repo.refresh()
+    walks = counting_walks(monkeypatch)
+    for _ in range(3):
+        assert not repo.refresh().changes.watched
+    assert walks == ["walk"] * 3
+    monkeypatch.setenv("MAGUYVA_NO_WATCH", "1")
+    assert TreeWatch.of(shop) is None

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -235,6 +236,26 @@ def read_files(
 ) -> list[bytes | str]:
     """Read files (relative to `root`) in parallel: each item is the file's bytes, or the reason
     it was skipped ("binary", "unreadable", "vanished", "too_large")."""
+
+class TreeWatch:
+    """(Linux only.) A watch of the folders of the tree at `root`: `walk` walks as `walk` does
+    and watches the folders it entered; `changes` reads what the kernel queued since, without
+    blocking, and returns a count that grows whenever something a walk could act on changed
+    (a hidden file other than an ignore file is left out; beginning to watch a folder counts).
+    While the count stays what it was when a walk began, that walk's files are still the
+    tree's. ValueError for a root that is not a directory or lies on a network file system,
+    OSError when the kernel gives no more watches."""
+
+    def __init__(self, root: str | PathLike[str]) -> None: ...
+    def walk(
+        self, max_file_size: int = 1_000_000, include_secrets: bool = False
+    ) -> tuple[list[tuple[str, int, int]], dict[str, int]]: ...
+    def changes(self) -> int: ...
+    @property
+    def watched(self) -> int:
+        """How many folders are watched."""
+    @property
+    def root(self) -> Path: ...
 
 # Static embeddings -------------------------------------------------------------------------
 

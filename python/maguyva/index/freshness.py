@@ -10,18 +10,28 @@ Stat comparison alone can miss an edit that keeps the size and lands in the same
 the stat the build took ("racily clean", as git calls it). Files whose recorded mtime falls
 within RACY_WINDOW_NS before the build's walk started are therefore always hashed, until their
 content has been seen to match at a time their mtime lies safely in the past.
+
+A server that keeps an index open can skip the walk when nothing changed: `TreeWatch` watches
+the folders its walk entered (Linux's inotify), and a check that finds the watch's count of
+changes where it was when its last walk found the index fresh answers fresh without walking
+(`Changes.watched`). A change the kernel reports counts before the call that made it returns,
+so a question asked after an edit always walks.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from maguyva import _core
 from maguyva._core import read_files, walk
 from maguyva.index import gc_pause, store
 from maguyva.index.reader import IndexReader
@@ -29,6 +39,8 @@ from maguyva.index.store import RACY_WINDOW_NS
 
 #: The walk's size limit unless told otherwise: larger files are left out of the index.
 DEFAULT_MAX_FILE_SIZE = 1_000_000
+
+logger = logging.getLogger("maguyva.index.freshness")
 
 
 def recorded_scope(meta: dict[str, str]) -> tuple[str, ...]:
@@ -55,9 +67,12 @@ class Changes:
     removed: tuple[str, ...] = ()
     #: Files whose stat differed (or was racy), read to compare their content.
     hashed: int = 0
-    #: Files the walk found.
+    #: Files the walk found (0 when it was not walked).
     walked: int = 0
     seconds: float = 0.0
+    #: Whether the tree's watch said nothing changed since a walk found the index fresh, so
+    #: it was not walked.
+    watched: bool = False
 
     @property
     def stale(self) -> bool:
@@ -76,6 +91,7 @@ class Changes:
             "changed_files": self.count,
             "hashed_files": self.hashed,
             "walked_files": self.walked,
+            "watched": self.watched,
             "check_ms": round(self.seconds * 1e3, 3),
         }
 
@@ -98,6 +114,9 @@ class Walk(NamedTuple):
     differs_from: str | None = None
     #: The part of the tree walked (`in_scope`); empty for all of it.
     scope: tuple[str, ...] = ()
+    #: The tree's watch's count of changes when the walk began (None: no watch): a generation
+    #: built from this walk is the tree's while the count stays there.
+    watch_count: int | None = None
 
 
 def in_scope(path: str, scope: frozenset[str]) -> bool:
@@ -120,10 +139,76 @@ def walk_tree(
     left out by reason: a walk by the index's rules, kept to `scope` when it names a part of
     the tree (a shard of a repository split by path)."""
     walked, skipped = walk(root, max_file_size=max_file_size, include_secrets=include_secrets)
-    if scope:
-        kept = frozenset(scope)
-        walked = [entry for entry in walked if in_scope(entry[0], kept)]
-    return walked, skipped
+    return kept_to_scope(walked, scope), skipped
+
+
+def kept_to_scope(walked: list[tuple[str, int, int]], scope: tuple[str, ...]) -> list[tuple[str, int, int]]:
+    """The files of `walked` in `scope` (`in_scope`)."""
+    if not scope:
+        return walked
+    kept = frozenset(scope)
+    return [entry for entry in walked if in_scope(entry[0], kept)]
+
+
+class TreeWatch:
+    """The folders of one repository watched (`maguyva._core.TreeWatch`, Linux), shared by the
+    checks of its index's generations. A watch that fails (the kernel's limit of watches
+    reached as the tree grew, its queue unreadable) is given up, said once in the log, and
+    the checks walk again."""
+
+    def __init__(self, core: _core.TreeWatch):
+        self._core = core
+        self._lock = threading.Lock()
+        #: Why the watch was given up, or None while it works.
+        self.failed: str | None = None
+
+    @classmethod
+    def of(cls, root: Path) -> TreeWatch | None:
+        """A watch of the tree at `root`, or None where there can be none: not on Linux, a
+        network file system (changes made elsewhere raise no event), the kernel out of watch
+        instances, or `MAGUYVA_NO_WATCH` set."""
+        make = getattr(_core, "TreeWatch", None)
+        if make is None or os.environ.get("MAGUYVA_NO_WATCH"):
+            return None
+        try:
+            return cls(make(root))
+        except (OSError, ValueError) as err:
+            logger.info("%s is walked before every answer: %s", root, err)
+            return None
+
+    @property
+    def folders(self) -> int:
+        """How many folders are watched."""
+        return 0 if self.failed else self._core.watched
+
+    def changes(self) -> int | None:
+        """The count of changes so far (None once given up)."""
+        with self._lock:
+            if self.failed is not None:
+                return None
+            try:
+                return self._core.changes()
+            except OSError as err:
+                self._give_up(err)
+                return None
+
+    def walk(self, max_file_size: int, include_secrets: bool) -> tuple[list[tuple[str, int, int]], dict[str, int]] | None:
+        """The walk of `walk_tree` (the whole tree), its folders then watched; None once given
+        up (the caller walks on its own)."""
+        with self._lock:
+            if self.failed is not None:
+                return None
+            try:
+                return self._core.walk(max_file_size=max_file_size, include_secrets=include_secrets)
+            except OSError as err:
+                if not self._core.root.is_dir():
+                    raise  # the tree is gone: the walk of the caller says so
+                self._give_up(err)
+                return None
+
+    def _give_up(self, err: OSError) -> None:
+        self.failed = str(err)
+        logger.warning("stopped watching %s (%s); it is walked before every answer", self._core.root, err)
 
 
 @dataclass(slots=True)
@@ -147,6 +232,10 @@ class FreshnessCheck:
     verified: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: The latest check's walk.
     last_walk: Walk | None = None
+    #: The tree's watch, when it has one: a check may then skip the walk.
+    watch: TreeWatch | None = None
+    #: The watch's count of changes when the latest walk began that found the index fresh.
+    fresh_at: int | None = None
 
     @classmethod
     def of(cls, reader: IndexReader) -> FreshnessCheck:
@@ -179,18 +268,32 @@ class FreshnessCheck:
         return cls(root, indexed, walked_at_ns, max_file_size, include_secrets, recorded_scope(meta))
 
     def check(self) -> Changes:
-        """How the repository differs from the index now."""
+        """How the repository differs from the index now: without a walk when the tree's
+        watch has seen nothing change since a walk found the index fresh."""
         started = time.perf_counter()
+        watch = self.watch
+        seen = watch.changes() if watch is not None else None
+        if seen is not None and seen == self.fresh_at:
+            return Changes(seconds=time.perf_counter() - started, watched=True)
         started_ns = time.time_ns()
         # The walk creates a few objects per file, all freed by reference counting; left on, the
         # cyclic collector would run several times meanwhile, each pass over every object of
         # the process (a loaded index holds hundreds of thousands), and cost more than the walk.
         with gc_pause.paused():
-            walked, skipped = walk_tree(self.root, self.max_file_size, self.include_secrets, self.scope)
+            found = watch.walk(self.max_file_size, self.include_secrets) if watch is not None and seen is not None else None
+            if found is None:
+                seen = None
+                walked, skipped = walk_tree(self.root, self.max_file_size, self.include_secrets, self.scope)
+            else:
+                walked, skipped = kept_to_scope(found[0], self.scope), found[1]
             self.last_walk = Walk(
-                self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets, scope=self.scope
-            )
-            return self.compare(walked, started)
+                self.root, started_ns, walked, skipped, self.max_file_size, self.include_secrets,
+                scope=self.scope, watch_count=seen,
+            )  # fmt: skip
+            changes = self.compare(walked, started)
+        # Counted before the walk began: whatever changed during it counts after.
+        self.fresh_at = seen if not changes.stale else None
+        return changes
 
     def compare(self, walked: list[tuple[str, int, int]], started: float | None = None) -> Changes:
         """How the files a walk found (path, size, mtime_ns) differ from the index; `started`

@@ -11,7 +11,7 @@ from maguyva import config
 from maguyva.embed import Embedder
 from maguyva.index import store
 from maguyva.index.build import BuildSummary, build_index
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, FreshnessCheck, Walk
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, FreshnessCheck, TreeWatch, Walk
 from maguyva.index.progress import Progress
 from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse
@@ -76,18 +76,33 @@ class Index:
                 self._searcher = Searcher(self.reader, embedder=self._embedder, tuning=self.tuning)
             return self._searcher
 
-    def changes(self) -> Changes:
+    def changes(self, watch: TreeWatch | None = None) -> Changes:
         """How the repository on disk differs from this index: files added, modified and
         removed since it was built. Cheap when little changed: files are compared by size and
-        mtime, and only those that differ are read and hashed."""
+        mtime, and only those that differ are read and hashed. With the tree's `watch`
+        (`TreeWatch.of`, kept by whoever asks again and again), a check after one that found
+        the index fresh does not walk while the watch has seen nothing change."""
         with self._freshness_lock:
             if self._freshness is None:
                 self._freshness = FreshnessCheck.of(self.reader)
+            if watch is not self._freshness.watch:
+                self._freshness.watch, self._freshness.fresh_at = watch, None
             changes = self._freshness.check()
             walked = self._freshness.last_walk
             if changes.stale and walked is not None:
                 self._freshness.last_walk = walked._replace(differs_from=self.reader.generation.name)
             return changes
+
+    def built_from(self, walked: Walk, watch: TreeWatch | None) -> None:
+        """This index was built from `walked`, a walk of the tree that `watch` watches: its
+        checks trust the watch from the count the walk began at (a change since counts after
+        it), instead of walking once more to find the index fresh."""
+        if watch is None or walked.watch_count is None:
+            return
+        with self._freshness_lock:
+            if self._freshness is None:
+                self._freshness = FreshnessCheck.of(self.reader)
+            self._freshness.watch, self._freshness.fresh_at = watch, walked.watch_count
 
     def last_walk(self) -> Walk | None:
         """The walk of the latest `changes()` (None before one), for a build that follows it."""

@@ -6,7 +6,9 @@ swapped for a newer generation without disturbing the questions still being answ
     with repo.open() as index:       # the current generation, held open for the block
         index.search("where is parseConfig defined")
 
-`refresh` costs a stat walk when nothing changed (see `maguyva.index.freshness`). When files
+`refresh` costs a stat walk when nothing changed (see `maguyva.index.freshness`), and on Linux
+not even that: the folders are watched, and while the watch has seen nothing change since a
+walk found the index fresh, the check does not walk (`watch=False` walks every time). When files
 changed it runs an incremental build (only changed files are parsed and embedded) and swaps the
 new generation in; a question already running on the old generation finishes on it, and the
 old one is closed when its last reader lets go. If another process is indexing the repository,
@@ -30,7 +32,7 @@ from maguyva.embed import Embedder, EmbeddingError, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexLockedError, IndexNotFoundError, IndexStoreError, IndexWriteError
 from maguyva.index import gc_pause, store
 from maguyva.index.build import BuildSummary, build_index, embedder_identity
-from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, Walk
+from maguyva.index.freshness import DEFAULT_MAX_FILE_SIZE, Changes, TreeWatch, Walk
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.reader import IndexReader
 from maguyva.serve.api import Index, repository_root
@@ -100,6 +102,7 @@ class Repository:
         lock_wait: float = LOCK_WAIT_SECONDS,
         progress: Progress | None = None,
         scope: tuple[str, ...] = (),
+        watch: bool = True,
     ):
         self.root = repository_root(root)
         #: The part of the tree indexed (relative paths of files and folders; empty: all of
@@ -120,6 +123,9 @@ class Repository:
         self.last_refresh: Refresh | None = None
         # When the latest successful refresh began (time.monotonic()).
         self._checked_from = float("-inf")
+        # The tree's watch, made on the first check (None: walked before every answer).
+        self._watch: TreeWatch | None = None
+        self._watch_wanted = watch
 
     def refresh(self) -> Refresh:
         """Open the index (building it if there is none), then re-index whatever changed.
@@ -142,11 +148,14 @@ class Repository:
             if opened:
                 build = self._open_or_build(warnings)
             assert self._current is not None
-            changes = self._current.index.changes()
+            changes = self._current.index.changes(self._tree_watch())
             stale_reason = None
             if changes.stale or (opened and build is None and self._embedded_by_another_model()):
                 # The build says why when the model changed (every file indexed again).
-                build, stale_reason = self._rebuild(self._current.index.last_walk())
+                walked = self._current.index.last_walk()
+                build, stale_reason = self._rebuild(walked)
+                if build is not None and stale_reason is None and walked is not None and changes.stale:
+                    self._current.index.built_from(walked, self._watch)
             if build is not None:
                 # A repair already said is not said again by the build that made it.
                 said = {w.split("; ")[0] for w in warnings}
@@ -157,6 +166,13 @@ class Repository:
             # Recorded only on success: a failed check answers no one.
             self.last_refresh, self._checked_from = refresh, checking_from
             return refresh
+
+    def _tree_watch(self) -> TreeWatch | None:
+        """The tree's watch, made the first time it is asked for (when wanted and possible)."""
+        if self._watch_wanted:
+            self._watch_wanted = False
+            self._watch = TreeWatch.of(self.root)
+        return self._watch
 
     @contextmanager
     def open(self) -> Iterator[Index]:
@@ -178,7 +194,9 @@ class Repository:
                 lease.index.close()
 
     def close(self) -> None:
-        """Close the current generation once no question uses it."""
+        """Close the current generation once no question uses it, and stop watching the tree."""
+        if self._watch is not None:
+            self._watch, self._watch_wanted = None, True
         with self._state_lock:
             lease, self._current = self._current, None
             if lease is None:

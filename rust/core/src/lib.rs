@@ -14,6 +14,8 @@
 //!   modality counting while the others run).
 //! - [`walk`]: the files of a repository worth indexing, honouring `.gitignore` and
 //!   `.maguyvaignore`, with the reason for every file left out.
+//! - [`watch`] (Linux): the folders a walk entered, watched, so that a check finds nothing
+//!   changed without walking again.
 //!
 //! The crate has no Python types in it; `maguyva-python` wraps it for the `maguyva` package.
 //!
@@ -72,5 +74,7 @@ pub mod hamming;
 pub mod names;
 pub mod trigram;
 pub mod walk;
+#[cfg(target_os = "linux")]
+pub mod watch;
 
 pub use error::{Error, Result};

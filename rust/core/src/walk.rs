@@ -99,6 +99,9 @@ pub struct WalkOptions {
     /// Index files named like keys and credentials ([`is_secret_name`]). Default false: an
     /// index is read by agents, and a private key found by a search has leaked.
     pub include_secrets: bool,
+    /// List the folders entered ([`WalkReport::folders`]), for a watch of the tree
+    /// ([`crate::watch`]). Default false.
+    pub list_folders: bool,
 }
 
 impl Default for WalkOptions {
@@ -109,6 +112,7 @@ impl Default for WalkOptions {
             include_dependency_dirs: false,
             respect_gitignore: true,
             include_secrets: false,
+            list_folders: false,
         }
     }
 }
@@ -166,6 +170,9 @@ pub struct WalkReport {
     pub files: Vec<WalkedFile>,
     /// How many files (or folders, for [`SkipReason::DependencyDir`]) were left out, by reason.
     pub skipped: BTreeMap<SkipReason, u64>,
+    /// The folders entered, relative to the root (the root itself as an empty path), in no
+    /// particular order; listed only when [`WalkOptions::list_folders`] asks for them.
+    pub folders: Vec<PathBuf>,
 }
 
 /// Walks `root` and returns the indexable files, sorted by path.
@@ -184,6 +191,7 @@ pub fn walk(root: &Path, options: &WalkOptions) -> Result<WalkReport> {
             match outcome {
                 Found::File(file) => report.files.push(file),
                 Found::Skipped(reason) => *report.skipped.entry(reason).or_default() += 1,
+                Found::Folder(path) => report.folders.push(path),
                 Found::Nothing => {}
             }
             ignore::WalkState::Continue
@@ -245,6 +253,7 @@ fn is_dependency_dir(path: &Path, name: &str) -> bool {
 enum Found {
     File(WalkedFile),
     Skipped(SkipReason),
+    Folder(PathBuf),
     Nothing,
 }
 
@@ -255,7 +264,10 @@ fn classify(root: &Path, entry: std::result::Result<ignore::DirEntry, ignore::Er
     };
     let Some(file_type) = entry.file_type() else { return Found::Nothing };
     if file_type.is_dir() {
-        return Found::Nothing;
+        if !options.list_folders {
+            return Found::Nothing;
+        }
+        return Found::Folder(entry.path().strip_prefix(root).unwrap_or(entry.path()).to_path_buf());
     }
     if file_type.is_symlink() {
         return Found::Skipped(SkipReason::Symlink);
@@ -389,6 +401,25 @@ mod tests {
         assert!(found.contains(&"target/debug/build.rs".to_string()));
         assert!(!found.iter().any(|p| p.starts_with(".git/")), "{found:?}");
         assert!(!found.contains(&"app.log".to_string()));
+    }
+
+    #[test]
+    fn folders_entered_are_listed_when_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, ".gitignore", b"/built/\n");
+        write(root, "src/deep/one.rs", b"fn one() {}\n");
+        write(root, "built/out.rs", b"// ignored\n");
+        write(root, "node_modules/pkg/index.js", b"1\n");
+        write(root, ".cache/entry", b"hidden\n");
+        fs::create_dir_all(root.join("empty")).unwrap();
+        assert!(walk(root, &WalkOptions::default()).unwrap().folders.is_empty());
+        let report = walk(root, &WalkOptions { list_folders: true, ..Default::default() }).unwrap();
+        let mut folders: Vec<String> = report.folders.iter().map(|f| f.to_string_lossy().replace('\\', "/")).collect();
+        folders.sort();
+        // An empty folder is entered (a file may appear in it); ignored, dependency and hidden
+        // folders are not.
+        assert_eq!(folders, vec!["", "empty", "src", "src/deep"]);
     }
 
     #[test]

@@ -11,6 +11,8 @@ mod hamming;
 mod names;
 mod trigram;
 mod walk;
+#[cfg(target_os = "linux")]
+mod watch;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -20,6 +22,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trigram::register(m)?;
     fusion::register(m)?;
     walk::register(m)?;
+    #[cfg(target_os = "linux")]
+    watch::register(m)?;
     embed::register(m)?;
     bm25::register(m)?;
     names::register(m)?;

@@ -1,7 +1,7 @@
 //! The repository walk and the parallel file reader.
 
 use crate::error::to_py;
-use maguyva_core::walk::{read_files as core_read_files, walk as core_walk, ReadOutcome, WalkOptions};
+use maguyva_core::walk::{read_files as core_read_files, walk as core_walk, ReadOutcome, WalkOptions, WalkReport};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::ffi::OsString;
@@ -16,7 +16,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Found files as (path relative to the root, '/'-separated, size, mtime_ns). Paths go to Python
 /// as `str` (undecodable bytes as surrogate escapes, like `os.fsdecode`): building a
 /// `pathlib.Path` per file cost a third of a walk's time.
-type Files = Vec<(OsString, u64, u64)>;
+pub(crate) type Files = Vec<(OsString, u64, u64)>;
 
 /// `path` with '/' between its components on every platform, as the index stores paths.
 fn slash_separated(path: PathBuf) -> OsString {
@@ -47,8 +47,13 @@ fn walk<'py>(
     include_secrets: bool,
 ) -> PyResult<(Files, Bound<'py, PyDict>)> {
     let options =
-        WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore, include_secrets };
+        WalkOptions { max_file_size, include_hidden, include_dependency_dirs, respect_gitignore, include_secrets, list_folders: false };
     let report = py.detach(|| core_walk(&root, &options)).map_err(to_py)?;
+    walked(py, report)
+}
+
+/// A walk's report as `walk` returns it.
+pub(crate) fn walked(py: Python<'_>, report: WalkReport) -> PyResult<(Files, Bound<'_, PyDict>)> {
     let skipped = PyDict::new(py);
     for (reason, count) in &report.skipped {
         skipped.set_item(reason.name(), count)?;
