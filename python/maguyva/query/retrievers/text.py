@@ -74,16 +74,16 @@ class TextRetriever:
     def start(self, reader: IndexReader, query: Query, limit: int) -> Callable[[], list[Candidate]]:
         """`retrieve`, begun: the question's terms are counted on the core's threads while the
         caller runs the other modalities, and the function returned finishes the answer. Only
-        the plain count of terms goes ahead; a pattern, an answer by lines or a filter is
-        answered when the function is called."""
+        the plain count of terms goes ahead (over a filter's chunks when there is one); a
+        pattern or an answer by lines is answered when the function is called."""
         terms = self.terms(query)
-        if not terms or len(reader.chunk_file) == 0 or query.pattern is not None or query.line_spans or query.allowed is not None:
+        if not terms or len(reader.chunk_file) == 0 or query.pattern is not None or query.line_spans:
             return lambda: self._retrieve(reader, query, limit, terms)
+        start_key, file_offsets, kept = _layout(reader, query.allowed)
         counting = reader.text.start_chunk_line_counts(
-            [term.text for term in terms], [not term.case_sensitive for term in terms],
-            reader.chunk_start_key, reader.file_chunk_offsets,
-        )  # fmt: skip
-        return lambda: self._retrieve(reader, query, limit, terms, counting)
+            [term.text for term in terms], [not term.case_sensitive for term in terms], start_key, file_offsets
+        )
+        return lambda: self._retrieve(reader, query, limit, terms, lambda: _numbered(counting(), kept))
 
     def _retrieve(
         self,
@@ -179,17 +179,30 @@ def _chunk_counts(
     reader: IndexReader, terms: list[Term], allowed: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(term index, chunk, count), uint32, by term then chunk."""
-    if allowed is None:
-        start_key, file_offsets, kept = reader.chunk_start_key, reader.file_chunk_offsets, None
-    else:
-        # The allowed chunks alone, numbered among themselves (a file's chunks stay together).
-        kept = np.flatnonzero(allowed)
-        start_key = np.ascontiguousarray(reader.chunk_start_key[kept])
-        per_file = np.bincount(np.asarray(reader.chunk_file)[kept].astype(np.int64), minlength=len(reader.files))
-        file_offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_file, dtype=np.int64)])
-    found_terms, chunks, counts = reader.text.chunk_line_counts(
+    start_key, file_offsets, kept = _layout(reader, allowed)
+    found = reader.text.chunk_line_counts(
         [term.text for term in terms], [not term.case_sensitive for term in terms], start_key, file_offsets,
     )  # fmt: skip
+    return _numbered(found, kept)
+
+
+def _layout(reader: IndexReader, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The chunk layout the core counts in (`TrigramIndex.chunk_line_counts`): the index's, or
+    with `allowed` (a filter's chunks) those chunks alone, numbered among themselves (a file's
+    chunks stay together), with the index's id of each (`kept`)."""
+    if allowed is None:
+        return reader.chunk_start_key, reader.file_chunk_offsets, None
+    kept = np.flatnonzero(allowed)
+    start_key = np.ascontiguousarray(reader.chunk_start_key[kept])
+    per_file = np.bincount(np.asarray(reader.chunk_file)[kept].astype(np.int64), minlength=len(reader.files))
+    file_offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_file, dtype=np.int64)])
+    return start_key, file_offsets, kept
+
+
+def _numbered(found: tuple[np.ndarray, ...], kept: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts made in a `_layout`'s numbering, (term index, chunk, count), with the index's
+    chunk ids."""
+    found_terms, chunks, counts = found
     if kept is not None:
         chunks = kept[chunks.astype(np.int64)].astype(chunks.dtype)
     return found_terms, chunks, counts
