@@ -299,7 +299,7 @@ mod tests {
         };
         let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
         let candidates = index.candidates(b"return").unwrap();
-        assert!(index.words_worth_reading(b"return", true, &candidates).is_some());
+        assert!(index.words_worth_reading(b"return", true, &candidates, false).is_some());
         let chunks: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 4), (d, 30)]).collect();
         let (keys, offsets) = layout_of(&chunks, 200);
         let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
@@ -319,7 +319,7 @@ mod tests {
         let doc = |i: usize| format!("fn f{i}() {{\n    return x;\n}}\n{filler}{}", "return returns\n".repeat(i % 4)).into_bytes();
         let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
         let candidates = index.candidates(b"return").unwrap();
-        assert!(index.words_worth_reading(b"return", true, &candidates).is_some());
+        assert!(index.words_worth_reading(b"return", true, &candidates, false).is_some());
         let every: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 20)]).collect();
         let some: Vec<(u32, u32)> = every.iter().copied().filter(|&(d, _)| d % 10 == 3).collect();
         let terms: [(&[u8], bool); 3] = [(b"return", true), (b"RETURNS", false), (b"gamma", false)];

@@ -24,6 +24,8 @@
 //! ```
 
 mod build;
+#[cfg(test)]
+mod calibrate;
 mod chunks;
 mod format;
 mod merge;
