@@ -225,6 +225,19 @@ def test_callers_and_impact_say_how_far_to_trust_each_link(home: Path):
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "by_name")]
 
 
+def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
+    """`from m import f as g` then `g()`, and `import { f as g }` then `g()`: callers of f."""
+    till = write_tree(home / "till", {
+        "ledger/post.py": "def post_entry(amount):\n    return amount\n",
+        "desk/clerk.py": "from ledger.post import post_entry as post\n\n\ndef file_receipt(amount):\n    return post(amount)\n",
+        "web/total.js": "export function computeTotal(items) {\n  return items.length;\n}\n",
+        "web/checkout.js": "import { computeTotal as total } from './total';\n\nexport function checkout(items) {\n  return total(items);\n}\n",
+    })  # fmt: skip
+    with Corpus.open([till]) as corpus:
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("post_entry").dependants] == [("file_receipt", "imported")]
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("computeTotal").dependants] == [("checkout", "imported")]
+
+
 def test_callers_and_impact_cross_repositories_that_import_each_other(home: Path):
     """A service calling a library of the same corpus, by the library's package name: its callers
     and dependants are found in the service too, and the walk goes on in the service's graph."""

@@ -317,6 +317,29 @@ def test_imports_merge_but_stay_out_of_a_large_definition() -> None:
     ]
 
 
+def test_a_name_imported_under_another_is_called_by_the_imported_name() -> None:
+    # `post(...)` after `from ledger import post_entry as post` calls post_entry; a qualified call
+    # and a name the file defines itself are left as written.
+    python = (
+        b"from billing.ledger import post_entry as post, close_books\n"
+        b"from billing.rates import Rate as BaseRate, Fee as charge\n\n\n"
+        b"class LocalRate(BaseRate):\n    pass\n\n\n"
+        b"def charge(amount):\n    return amount\n\n\n"
+        b"def run():\n    post(1)\n    close_books()\n    charge(2)\n    clerk.post(3)\n"
+    )
+    calls = {(r.kind, r.name, r.qualifier) for r in parse_file("app/main.py", python).references if r.kind != "import"}
+    assert calls == {
+        ("inherit", "Rate", ""), ("call", "post_entry", ""), ("call", "close_books", ""),
+        ("call", "charge", ""), ("call", "post", "clerk"),
+    }  # fmt: skip
+    imports = [r for r in parse_file("app/main.py", python).references if r.kind == "import"]
+    assert [r.imported_names for r in imports] == [("post_entry", "close_books"), ("Rate", "Fee")]
+    script = b"import { computeTotal as total, applyTax } from './cart/total';\nexport function checkout(items) {\n  return total(items) + applyTax(items);\n}\n"
+    for path in ("web/checkout.js", "web/checkout.ts"):
+        found = {(r.kind, r.name) for r in parse_file(path, script).references}
+        assert found == {("import", "./cart/total"), ("call", "computeTotal"), ("call", "applyTax")}, path
+
+
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
     body = "".join(f"    step_{i}()\n" for i in range(90))
     content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()

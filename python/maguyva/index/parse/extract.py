@@ -46,6 +46,9 @@ class _Import:
     modules: list[tuple[int, str]] = field(default_factory=list)
     parts: list[tuple[int, str]] = field(default_factory=list)
     names: list[tuple[int, str]] = field(default_factory=list)
+    #: The names it binds under another name (`from m import y as z`, `import { y as z }`):
+    #: the name as bound -> the name imported.
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -139,6 +142,10 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
                 _add_once(entry.parts, node)
             for node in captures.get("import.name", ()):
                 _add_once(entry.names, node)
+            # A match holds one imported name, with its alias when it has one.
+            alias, imported = captures.get("import.alias", ()), captures.get("import.name", ())
+            if len(alias) == 1 and len(imported) == 1:
+                entry.aliases[_text(alias[0])] = _text(imported[0])
         elif role == "inherit":
             found.bases.append(captures["inherit.base"][0])
         elif role == "attribute":
@@ -434,6 +441,16 @@ class _File:
         not_calls = found.not_calls | {d.name.start_byte for d in found.definitions.values()}
         # (position, kind, name, line, qualifier, imported names)
         pending: list[tuple[int, str, str, int, str, tuple[str, ...]]] = []
+        # A name bound by an import under another name is the imported name where it is
+        # called or inherited bare (`post(...)` after `from ledger import post_entry as post`):
+        # what the graph resolves is the definition's own name.
+        defined = {_text(d.name) for d in found.definitions.values()}
+        aliases = {
+            alias: original
+            for entry in found.imports.values()
+            for alias, imported in entry.aliases.items()
+            if (original := import_name(imported)) and original != alias and alias not in defined
+        }
         for position, (name_node, qualifier_node, callee) in found.calls.items():
             if position in not_calls:
                 continue  # e.g. the head of a definition written as a call (Elixir `def f(x)`)
@@ -447,6 +464,7 @@ class _File:
                 qualifier = clean_qualifier(prefix.decode("utf-8", errors="replace"))
             else:
                 qualifier = ""
+                name = aliases.get(name, name)
             line = name_node.start_point.row + 1
             pending.append((position, "call", name, line, qualifier, ()))
         for entry in found.imports.values():
@@ -461,6 +479,7 @@ class _File:
                     pending.append((entry.position, "import", module, entry.line, "", names))
         for base in found.bases:
             name = type_name(_text(base))
+            name = aliases.get(name, name)
             if name:
                 pending.append((base.start_byte, "inherit", name, base.start_point.row + 1, "", ()))
         pending.sort(key=lambda item: item[0])

@@ -1,6 +1,6 @@
 ;; JavaScript's imports and requires, which TypeScript has too.
 (import_statement source: (string (string_fragment) @import.module)) @import
-(import_statement (import_clause (named_imports (import_specifier name: (_) @import.name)))
+(import_statement (import_clause (named_imports (import_specifier name: (_) @import.name alias: (_)? @import.alias)))
     source: (string (string_fragment) @import.module)) @import
 (import_statement (import_clause (identifier) @import.name)
     source: (string (string_fragment) @import.module)) @import

@@ -18,7 +18,8 @@
 (import_statement name: (dotted_name) @import.module) @import
 (import_statement name: (aliased_import name: (dotted_name) @import.module)) @import
 (import_from_statement module_name: (_) @import.module
-    name: [(dotted_name) @import.name (aliased_import name: (dotted_name) @import.name)])
+    name: [(dotted_name) @import.name
+           (aliased_import name: (dotted_name) @import.name alias: (identifier) @import.alias)])
     @import
 (import_from_statement module_name: (_) @import.module (wildcard_import) @import.name)
     @import
