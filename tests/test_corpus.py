@@ -222,7 +222,7 @@ def test_callers_and_impact_say_how_far_to_trust_each_link(home: Path):
             ("tend", 1, "exact"), ("daily", 2, "imported")]  # fmt: skip
         found = {(d.symbol or d.path, d.via, d.resolution) for _, d in corpus.impact("water", depth=2).dependants}
         assert found == {("tend", "call", "exact"), ("daily", "call", "imported")}
-        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "by_name")]
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "exact")]
 
 
 def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):

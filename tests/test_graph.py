@@ -119,8 +119,22 @@ def test_python_names_are_linked_by_name_only_where_python_could_see_them():
     edges = resolve_edges(files, symbols, python_calls)
     assert [(e.line, e.dst, e.how) for e in edges] == [(8, len(files) + 0, "by_name")]
     assert resolve_edges(files, symbols, [ref(1, "import", "lib.cache", 1), ref(1, "call", "evict", 5, "Job.run")])[1].how == "imported"
-    go_call = [ref(3, "call", "purge", 4, "tick")]
-    assert [(e.dst, e.how) for e in resolve_edges(files, symbols, go_call)] == [(len(files) + 3, "by_name")]
+    go_call = [ref(3, "call", "purge", 4, "tick")]  # its package's, in another file of its folder
+    assert [(e.dst, e.how) for e in resolve_edges(files, symbols, go_call)] == [(len(files) + 3, "exact")]
+
+
+def test_a_bare_go_call_is_its_own_package_s_name_though_other_packages_define_it():
+    files = [FileNode(0, "clock/tick.go"), FileNode(1, "clock/loop.go"), FileNode(2, "timer/tick.go"),
+             FileNode(3, "timer/loop.go"), FileNode(4, "clock/sub/run.go")]
+    symbols = [sym(0, 0, "Tick"), sym(1, 1, "Loop"), sym(2, 2, "Tick"), sym(3, 3, "Loop"),
+               sym(4, 2, "Meter.Read", "method"), sym(5, 4, "Run")]
+    refs = [ref(1, "call", "Tick", 3, "Loop"), ref(3, "call", "Tick", 3, "Loop"),
+            ref(3, "call", "Read", 4, "Loop"),  # a bare call never names a method
+            ref(1, "call", "Tick", 5, "Loop", "timer"),  # another package's, by its qualifier
+            ref(4, "call", "Tick", 2, "Run")]  # a subfolder is another package
+    found = {(e.src, e.dst, e.how) for e in resolve_edges(files, symbols, refs) if e.kind == "call"}
+    n = len(files)
+    assert found == {(n + 1, n + 0, "exact"), (n + 3, n + 2, "exact")}
 
 
 def test_ambiguous_names_are_not_linked():

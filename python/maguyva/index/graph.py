@@ -6,7 +6,8 @@ calls `b`, imports it, or inherits from it. Callers of `b` are its predecessors;
 radius is everything that reaches it.
 
 Call sites name their target only by identifier, so they are resolved the way a reader would:
-a definition in the same file first, then one in a file the caller imports (or a name it imports),
+a definition in the same file first (in Go, the same package), then one in a file the caller
+imports (or a name it imports),
 then the only definition of that name in the repository. An ambiguous name with no such evidence
 is left unlinked rather than linked to every candidate: a wrong edge would mislead "who calls X".
 Each edge records which of these found it (`RESOLUTIONS`), so an answer can say how far to trust it.
@@ -76,8 +77,8 @@ class Edge(NamedTuple):
 EDGE_KINDS = ("call", "import", "inherit")
 
 #: How an edge was resolved, the most certain first (an edge's code is its position):
-#: - "exact": a call or inheritance of a name defined in the caller's own file, or an import
-#:   whose module path names one indexed file;
+#: - "exact": a call or inheritance of a name defined in the caller's own file (or, in Go, by
+#:   a file of its package: its folder), or an import whose module path names one indexed file;
 #: - "imported": a name defined in a file the caller imports (or a name it imports);
 #: - "by_name": the only definition of that name in the index, with no import to confirm it;
 #: - "candidate": one of the few files an import's module path could name (a tie).
@@ -245,11 +246,21 @@ class _Resolver:
         candidates = self.by_name.get(ref.name, ())
         if ref.kind == "inherit":
             candidates = [s for s in candidates if s.kind in TYPE_KINDS]
+        # A bare Go call names a function of its package, or of no package: never a method.
+        go_bare = not ref.qualifier and self.paths[ref.file_id].endswith(".go")
+        if go_bare:
+            candidates = [s for s in candidates if s.kind != "method"]
         if not candidates:
             return None
         same_file = [s for s in candidates if s.file_id == ref.file_id]
         if same_file:
             return _closest(same_file, ref), "exact"
+        if go_bare:
+            # Go's files of one folder are one package, whose names each sees without an import.
+            folder = _folder(self.paths[ref.file_id])
+            package = [s for s in candidates if self.paths[s.file_id].endswith(".go") and _folder(self.paths[s.file_id]) == folder]
+            if package:
+                return _closest(package, ref), "exact"
         imported = [s for s in candidates if s.file_id in imported_files]
         if imported:
             return _closest(imported, ref), "imported"
@@ -293,6 +304,11 @@ def _files_by_module_tail(paths: tuple[str, ...], ids: tuple[int, ...]) -> dict[
     found = dict(by_tail)
     _module_tail_index = ((paths, ids), found)
     return found
+
+
+def _folder(path: str) -> str:
+    """The folder of a relative path ("" at the root)."""
+    return path.rpartition("/")[0]
 
 
 def _closest(candidates: list[SymbolNode], ref: ReferenceRow) -> SymbolNode:
