@@ -229,12 +229,16 @@ def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
     """`from m import f as g` then `g()`, and `import { f as g }` then `g()`: callers of f."""
     till = write_tree(home / "till", {
         "ledger/post.py": "def post_entry(amount):\n    return amount\n",
+        "ledger/grid.py": "def array(values):\n    return list(values)\n",
+        "desk/sums.py": "import numpy as np\n\n\ndef column_total(values):\n    return np.array(values).sum()\n",
         "desk/clerk.py": "from ledger.post import post_entry as post\n\n\ndef file_receipt(amount):\n    return post(amount)\n",
         "web/total.js": "export function computeTotal(items) {\n  return items.length;\n}\n",
         "web/checkout.js": "import { computeTotal as total } from './total';\n\nexport function checkout(items) {\n  return total(items);\n}\n",
     })  # fmt: skip
     with Corpus.open([till]) as corpus:
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("post_entry").dependants] == [("file_receipt", "imported")]
+        # `import numpy as np`, then `np.array(...)`: numpy's, not the index's only `array`.
+        assert corpus.callers("array").dependants == []
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("computeTotal").dependants] == [("checkout", "imported")]
 
 

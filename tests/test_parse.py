@@ -340,6 +340,15 @@ def test_a_name_imported_under_another_is_called_by_the_imported_name() -> None:
         assert found == {("import", "./cart/total"), ("call", "computeTotal"), ("call", "applyTax")}, path
 
 
+def test_a_module_imported_under_another_name_is_written_out_where_it_qualifies_a_call() -> None:
+    source = (
+        b"import numpy as np\nimport billing.ledger as ledger\nimport os\n\n\n"
+        b"def run():\n    np.array([1])\n    np.linalg.norm(2)\n    ledger.post_entry(3)\n    os.path.join('a')\n"
+    )
+    calls = [(r.name, r.qualifier) for r in parse_file("app/main.py", source).references if r.kind == "call"]
+    assert calls == [("array", "numpy"), ("norm", "numpy.linalg"), ("post_entry", "billing.ledger"), ("join", "os.path")]
+
+
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
     body = "".join(f"    step_{i}()\n" for i in range(90))
     content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()

@@ -49,6 +49,9 @@ class _Import:
     #: The names it binds under another name (`from m import y as z`, `import { y as z }`):
     #: the name as bound -> the name imported.
     aliases: dict[str, str] = field(default_factory=dict)
+    #: The modules it binds under another name (`import x.y as z`): the name as bound -> the
+    #: module.
+    module_aliases: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -142,10 +145,12 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
                 _add_once(entry.parts, node)
             for node in captures.get("import.name", ()):
                 _add_once(entry.names, node)
-            # A match holds one imported name, with its alias when it has one.
+            # A match holds one imported name (or module), with its alias when it has one.
             alias, imported = captures.get("import.alias", ()), captures.get("import.name", ())
             if len(alias) == 1 and len(imported) == 1:
                 entry.aliases[_text(alias[0])] = _text(imported[0])
+            elif len(alias) == 1 and not imported and len(module := captures.get("import.module", ())) == 1:
+                entry.module_aliases[_text(alias[0])] = _text(module[0])
         elif role == "inherit":
             found.bases.append(captures["inherit.base"][0])
         elif role == "attribute":
@@ -451,6 +456,14 @@ class _File:
             for alias, imported in entry.aliases.items()
             if (original := import_name(imported)) and original != alias and alias not in defined
         }
+        # A module bound under another name is written out where it qualifies a call
+        # (`np.array` after `import numpy as np` is `numpy.array`): what it names is the module.
+        modules = {
+            alias: clean_module(module)
+            for entry in found.imports.values()
+            for alias, module in entry.module_aliases.items()
+            if alias not in defined
+        }
         for position, (name_node, qualifier_node, callee) in found.calls.items():
             if position in not_calls:
                 continue  # e.g. the head of a definition written as a call (Elixir `def f(x)`)
@@ -465,6 +478,10 @@ class _File:
             else:
                 qualifier = ""
                 name = aliases.get(name, name)
+            if modules and qualifier:
+                head, dot, rest = qualifier.partition(".")
+                if head in modules:
+                    qualifier = modules[head] + dot + rest
             line = name_node.start_point.row + 1
             pending.append((position, "call", name, line, qualifier, ()))
         for entry in found.imports.values():
