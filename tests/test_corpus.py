@@ -242,6 +242,22 @@ def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("computeTotal").dependants] == [("checkout", "imported")]
 
 
+def test_a_call_on_an_instance_is_a_call_of_its_type_s_method(home: Path):
+    """`s = Session()` or `s: Session`, then `s.get()`: a caller of Session.get, not of Cache.get."""
+    web = write_tree(home / "web", {
+        "net/session.py": "class Session:\n    def get(self, url):\n        return url\n",
+        "net/cache.py": "class Cache:\n    def get(self, key):\n        return key\n",
+        "app/main.py": (
+            "from net.cache import Cache\nfrom net.session import Session\n\n\n"
+            "def fetch(url):\n    s = Session()\n    return s.get(url)\n\n\n"
+            "def lookup(cache: Cache, key):\n    return cache.get(key)\n"
+        ),
+    })  # fmt: skip
+    with Corpus.open([web]) as corpus:
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Session.get").dependants] == [("fetch", "imported")]
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Cache.get").dependants] == [("lookup", "imported")]
+
+
 def test_callers_and_impact_cross_repositories_that_import_each_other(home: Path):
     """A service calling a library of the same corpus, by the library's package name: its callers
     and dependants are found in the service too, and the walk goes on in the service's graph."""

@@ -137,6 +137,22 @@ def test_a_bare_go_call_is_its_own_package_s_name_though_other_packages_define_i
     assert found == {(n + 1, n + 0, "exact"), (n + 3, n + 2, "exact")}
 
 
+def test_a_call_on_a_type_is_that_type_s_method_before_any_other_of_the_name():
+    files = [FileNode(0, "web/session.py"), FileNode(1, "web/cache.py"), FileNode(2, "app/main.py")]
+    symbols = [sym(0, 0, "Session"), sym(1, 0, "Session.get", "method", 3), sym(2, 1, "Cache"),
+               sym(3, 1, "Cache.get", "method", 3), sym(4, 2, "get", "function", 1), sym(5, 2, "run", "function", 9)]
+    imports = [ref(2, "import", "web.cache", 1, names=["Cache"]), ref(2, "import", "web.session", 2, names=["Session"])]
+    n = len(files)
+
+    def target(qualifier):
+        calls = [e for e in resolve_edges(files, symbols, [*imports, ref(2, "call", "get", 10, "run", qualifier)]) if e.kind == "call"]
+        return [(e.dst - n, e.how) for e in calls]
+
+    assert target("Session") == [(1, "imported")]  # not the file's own `get`, nor Cache's
+    assert target("Cache") == [(3, "imported")]
+    assert target("s") == [(4, "exact")]  # an unknown receiver: as before, the file's own first
+
+
 def test_ambiguous_names_are_not_linked():
     symbols = [sym(0, 1, "parse"), sym(1, 4, "parse"), sym(2, 3, "main")]
     edges = resolve_edges(FILES, symbols, [ref(3, "call", "parse", 2, "main")])

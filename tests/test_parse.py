@@ -349,6 +349,18 @@ def test_a_module_imported_under_another_name_is_written_out_where_it_qualifies_
     assert calls == [("array", "numpy"), ("norm", "numpy.linalg"), ("post_entry", "billing.ledger"), ("join", "os.path")]
 
 
+def test_a_call_on_a_name_bound_to_an_instance_is_qualified_by_its_type() -> None:
+    # `s = Session()` or `session: Session` binds the name to the type within its scope; a name
+    # bound to two types there, and names of other scopes, stay as written.
+    source = (
+        b"class Client:\n    def fetch(self, url: str, session: Session = None):\n        session.get(url)\n\n\n"
+        b"def run(store: Store):\n    s = Session()\n    s.get('a')\n    store.save()\n    session.get('b')\n\n\n"
+        b"def mixed():\n    x = Session()\n    x = Other()\n    x.get()\n"
+    )
+    calls = [(r.name, r.line, r.qualifier) for r in parse_file("app/main.py", source).references if r.kind == "call" and r.qualifier]
+    assert calls == [("get", 3, "Session"), ("get", 8, "Session"), ("save", 9, "Store"), ("get", 10, "session"), ("get", 16, "x")]
+
+
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
     body = "".join(f"    step_{i}()\n" for i in range(90))
     content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()

@@ -252,6 +252,15 @@ class _Resolver:
             candidates = [s for s in candidates if s.kind != "method"]
         if not candidates:
             return None
+        if ref.qualifier and ref.kind == "call":
+            # A call on a type (`Session.create()`), or on a name bound to an instance of one
+            # (`s.get()` after `s = Session()`, as the parser records it), is that type's.
+            method = f"{ref.qualifier}.{ref.name}"
+            typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
+            for tier, how in ((ref.file_id,), "exact"), (imported_files, "imported"):
+                found = [s for s in typed if s.file_id in tier]
+                if found:
+                    return min(found, key=lambda s: (s.file_id, s.start_line)), how
         same_file = [s for s in candidates if s.file_id == ref.file_id]
         if same_file:
             return _closest(same_file, ref), "exact"

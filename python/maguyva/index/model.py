@@ -64,7 +64,9 @@ class Reference(NamedTuple):
     line: int
     #: Qualified name of the symbol the reference is in, None at file level.
     enclosing: str | None = None
-    #: For a call, the receiver or qualifier as written (`self.session`, `pkg`), else "".
+    #: For a call, the receiver or qualifier as written (`self.session`, `pkg`), else ""; in
+    #: Python, a module alias written out (`numpy` for `np`) and a name bound to an instance of
+    #: one type in its scope given as that type (`Session` for `s` after `s = Session()`).
     qualifier: str = ""
     #: For an import, the names it imports (`from a import b, c` -> ("b", "c")), else ().
     imported_names: tuple[str, ...] = ()

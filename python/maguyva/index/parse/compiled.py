@@ -22,8 +22,8 @@ logger = logging.getLogger("maguyva.index.parse")
 class _Pattern:
     """What the matches of one pattern of a language's query are."""
 
-    #: "definition", "call", "import", "inherit", "comment", "attribute", "doc", "doc.inner"
-    #: or "signature".
+    #: "definition", "call", "receiver", "import", "inherit", "comment", "attribute", "doc",
+    #: "doc.inner" or "signature".
     role: str
     #: For definitions, the symbol kind or "scope".
     kind: str = ""
@@ -97,7 +97,7 @@ def _pattern_role(pattern: str) -> _Pattern:
     definition = _DEFINITION_CAPTURE.search(pattern)
     if definition:
         return _Pattern("definition", definition.group(1))
-    for role in ("signature", "call", "import", "inherit", "doc.inner", "doc", "comment"):
+    for role in ("signature", "receiver", "call", "import", "inherit", "doc.inner", "doc", "comment"):
         if f"@{role}" in pattern:
             return _Pattern(role)
     return _Pattern("attribute")

@@ -71,6 +71,9 @@ class _Matches:
     inner_docs: list[Node] = field(default_factory=list)
     #: Start byte of a type signature node -> the name it is for.
     signatures: dict[int, str] = field(default_factory=dict)
+    #: (position, name, type) of each name bound to an instance of a type (`s = Session()`,
+    #: `s: Session` as a parameter).
+    receivers: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def parse_code(path: str, compiled: Compiled, content: bytes, lines: list[str]) -> ParsedFile:
@@ -111,6 +114,9 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
                     qualifier[0] if qualifier else None,
                     callee[0] if callee else None,
                 )
+        elif role == "receiver":
+            var, kind = captures["receiver.var"][0], captures["receiver.type"][0]
+            found.receivers.append((var.start_byte, _text(var), _text(kind)))
         elif role == "comment":
             found.comments.append(captures["comment"][0])
         elif role == "definition":
@@ -149,7 +155,7 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             alias, imported = captures.get("import.alias", ()), captures.get("import.name", ())
             if len(alias) == 1 and len(imported) == 1:
                 entry.aliases[_text(alias[0])] = _text(imported[0])
-            elif len(alias) == 1 and not imported and len(module := captures.get("import.module", ())) == 1:
+            elif len(alias) == 1 and not imported and len(module := captures.get("import.module") or []) == 1:
                 entry.module_aliases[_text(alias[0])] = _text(module[0])
         elif role == "inherit":
             found.bases.append(captures["inherit.base"][0])
@@ -458,7 +464,7 @@ class _File:
         }
         # A module bound under another name is written out where it qualifies a call
         # (`np.array` after `import numpy as np` is `numpy.array`): what it names is the module.
-        modules = {
+        module_aliases = {
             alias: clean_module(module)
             for entry in found.imports.values()
             for alias, module in entry.module_aliases.items()
@@ -478,10 +484,10 @@ class _File:
             else:
                 qualifier = ""
                 name = aliases.get(name, name)
-            if modules and qualifier:
+            if module_aliases and qualifier:
                 head, dot, rest = qualifier.partition(".")
-                if head in modules:
-                    qualifier = modules[head] + dot + rest
+                if head in module_aliases:
+                    qualifier = module_aliases[head] + dot + rest
             line = name_node.start_point.row + 1
             pending.append((position, "call", name, line, qualifier, ()))
         for entry in found.imports.values():
@@ -501,14 +507,30 @@ class _File:
                 pending.append((base.start_byte, "inherit", name, base.start_point.row + 1, "", ()))
         pending.sort(key=lambda item: item[0])
         enclosing = _enclosing([item[0] for item in pending], spans)
+        typed = _receiver_types_of(found, spans)
         references = [
-            Reference(kind, name, line, outer, qualifier, names)
+            Reference(kind, name, line, outer, typed.get((outer, qualifier), qualifier) if kind == "call" else qualifier, names)
             for (_, kind, name, line, qualifier, names), outer in zip(
                 pending, enclosing, strict=True
             )
         ]
         references.sort(key=lambda r: (r.line, r.kind))
         return references
+
+
+def _receiver_types_of(found: _Matches, spans: list[_Span]) -> dict[tuple[str | None, str], str]:
+    """(enclosing symbol, name) -> the type of the instance the name is bound to there, for the
+    names bound to one type only in their scope: a call on such a name is a call of the type's
+    method (`s.get()` after `s = Session()` is `Session.get`)."""
+    if not found.receivers:
+        return {}
+    receivers = sorted(found.receivers)
+    scopes = _enclosing([position for position, _, _ in receivers], spans)
+    types: dict[tuple[str | None, str], str | None] = {}
+    for (_, name, kind), scope in zip(receivers, scopes, strict=True):
+        key = (scope, name)
+        types[key] = kind if types.get(key, kind) == kind else None
+    return {key: kind for key, kind in types.items() if kind is not None}
 
 
 def _enclosing(positions: list[int], spans: list[_Span]) -> list[str | None]:

@@ -13,6 +13,11 @@
 ;; a bare decorator is applied: a call of it
 (decorator (identifier) @call.name)
 (decorator (attribute object: (_) @call.qualifier attribute: (identifier) @call.name))
+;; receivers: a name bound to an instance of a class, by a constructor call or an annotation
+(assignment left: (identifier) @receiver.var right: (call function: (identifier) @receiver.type)
+    (#match? @receiver.type "^[A-Z]"))
+(typed_parameter (identifier) @receiver.var type: (type (identifier) @receiver.type))
+(typed_default_parameter name: (identifier) @receiver.var type: (type (identifier) @receiver.type))
 
 ;; imports
 (import_statement name: (dotted_name) @import.module) @import
