@@ -359,6 +359,16 @@ def test_a_call_on_a_name_bound_to_an_instance_is_qualified_by_its_type() -> Non
     )
     calls = [(r.name, r.line, r.qualifier) for r in parse_file("app/main.py", source).references if r.kind == "call" and r.qualifier]
     assert calls == [("get", 3, "Session"), ("get", 8, "Session"), ("save", 9, "Store"), ("get", 10, "session"), ("get", 16, "x")]
+    # Java's declared types, TypeScript's annotations and `new`, JavaScript's `new`.
+    java = b"class Client {\n  void fetch(Session session, String url) {\n    session.get(url);\n    Cache cache = new Cache();\n    cache.get(url);\n    other.get(url);\n  }\n}\n"
+    script = b"export function fetch(session: Session, url?: string) {\n  const s = new Store();\n  const c: Cache = make();\n  s.get(url); c.get(url); session.get(url); other.get(url);\n}\n"
+    for path, source, expected in (
+        ("src/Client.java", java, ["Session", "Cache", "other"]),
+        ("web/fetch.ts", script, ["Store", "Cache", "Session", "other"]),
+        ("web/fetch.js", script.replace(b": Session", b"").replace(b"?: string", b"").replace(b": Cache", b""), ["Store", "c", "session", "other"]),
+    ):
+        found = [r.qualifier for r in parse_file(path, source).references if r.kind == "call" and r.name == "get"]
+        assert found == expected, path
 
 
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:

@@ -15,6 +15,10 @@
 (method_invocation object: (_) @call.qualifier name: (identifier) @call.name)
 (object_creation_expression
     type: [(type_identifier) (generic_type) (scoped_type_identifier)] @call.name)
+;; receivers: a name declared with a type
+(local_variable_declaration type: (type_identifier) @receiver.type
+    declarator: (variable_declarator name: (identifier) @receiver.var))
+(formal_parameter type: (type_identifier) @receiver.type name: (identifier) @receiver.var)
 
 ;; imports
 (import_declaration [(identifier) (scoped_identifier)] @import.module .) @import
