@@ -151,6 +151,12 @@ def test_a_call_on_a_type_is_that_type_s_method_before_any_other_of_the_name():
     assert target("Session") == [(1, "imported")]  # not the file's own `get`, nor Cache's
     assert target("Cache") == [(3, "imported")]
     assert target("s") == [(4, "exact")]  # an unknown receiver: as before, the file's own first
+    # Go: the type's method in another file of the caller's package, before the caller's own.
+    files = [FileNode(0, "web/context.go"), FileNode(1, "web/render.go"), FileNode(2, "other/context.go")]
+    symbols = [sym(0, 0, "Context.Next", "method", 3), sym(1, 1, "Next", "function", 1), sym(2, 1, "Render"),
+               sym(3, 2, "Context.Next", "method", 3)]
+    (edge,) = [e for e in resolve_edges(files, symbols, [ref(1, "call", "Next", 8, "Render", "Context")]) if e.kind == "call"]
+    assert (edge.dst - len(files), edge.how) == (0, "exact")
 
 
 def test_ambiguous_names_are_not_linked():

@@ -366,6 +366,10 @@ def test_a_call_on_a_name_bound_to_an_instance_is_qualified_by_its_type() -> Non
         ("src/Client.java", java, ["Session", "Cache", "other"]),
         ("web/fetch.ts", script, ["Store", "Cache", "Session", "other"]),
         ("web/fetch.js", script.replace(b": Session", b"").replace(b"?: string", b"").replace(b": Cache", b""), ["Store", "c", "session", "other"]),
+        # Go: a method's receiver, a parameter, `var`, a composite literal (with `&` or not).
+        ("web/ctx.go", b"package web\n\nfunc (c *Context) Abort() {\n\tc.get()\n}\n\nfunc handle(s *Session, n int) {\n"
+         b"\ts.get()\n\tvar e Engine\n\te.get()\n\tr := &Router{}\n\tr.get()\n\tq := Query{}\n\tq.get()\n\tother.get()\n}\n",
+         ["Context", "Session", "Engine", "Router", "Query", "other"]),
     ):
         found = [r.qualifier for r in parse_file(path, source).references if r.kind == "call" and r.name == "get"]
         assert found == expected, path

@@ -214,6 +214,20 @@ class _Resolver:
             if symbol.file_id in enclosing_files:
                 self.by_qualified.setdefault((symbol.file_id, symbol.qualified_name), symbol)
         self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
+        self._packages: dict[str, frozenset[int]] | None = None
+
+    def package_of(self, file_id: int) -> frozenset[int]:
+        """The Go files of `file_id`'s folder (its package) when it is a Go file; else none."""
+        path = self.paths[file_id]
+        if not path.endswith(".go"):
+            return frozenset()
+        if self._packages is None:
+            by_folder: dict[str, set[int]] = defaultdict(set)
+            for f, p in self.paths.items():
+                if p.endswith(".go"):
+                    by_folder[_folder(p)].add(f)
+            self._packages = {folder: frozenset(files) for folder, files in by_folder.items()}
+        return self._packages[_folder(path)]
 
     def symbol_node(self, symbol: SymbolNode) -> int:
         return self.file_count + symbol.id
@@ -257,7 +271,7 @@ class _Resolver:
             # (`s.get()` after `s = Session()`, as the parser records it), is that type's.
             method = f"{ref.qualifier}.{ref.name}"
             typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
-            for tier, how in ((ref.file_id,), "exact"), (imported_files, "imported"):
+            for tier, how in ((ref.file_id,), "exact"), (self.package_of(ref.file_id), "exact"), (imported_files, "imported"):
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
@@ -266,8 +280,7 @@ class _Resolver:
             return _closest(same_file, ref), "exact"
         if go_bare:
             # Go's files of one folder are one package, whose names each sees without an import.
-            folder = _folder(self.paths[ref.file_id])
-            package = [s for s in candidates if self.paths[s.file_id].endswith(".go") and _folder(self.paths[s.file_id]) == folder]
+            package = [s for s in candidates if s.file_id in self.package_of(ref.file_id)]
             if package:
                 return _closest(package, ref), "exact"
         imported = [s for s in candidates if s.file_id in imported_files]

@@ -37,7 +37,7 @@ logger = logging.getLogger("maguyva.index.parse")
 
 #: Raised whenever a change to the rules below changes what a file parses into, so that indexes
 #: built before it parse their files again instead of keeping the old symbols and chunks.
-PARSER_VERSION = 7
+PARSER_VERSION = 8
 
 
 def parse_file(path: str, content: bytes) -> ParsedFile:

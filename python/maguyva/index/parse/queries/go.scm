@@ -15,6 +15,15 @@
 (call_expression function: (identifier) @call.name)
 (call_expression function: (selector_expression operand: (_) @call.qualifier
     field: (field_identifier) @call.name))
+;; receivers: a method's receiver, a parameter, a variable declared with a type or bound to a
+;; composite literal of one
+(parameter_declaration name: (identifier) @receiver.var
+    type: [(type_identifier) @receiver.type (pointer_type (type_identifier) @receiver.type)])
+(var_spec name: (identifier) @receiver.var
+    type: [(type_identifier) @receiver.type (pointer_type (type_identifier) @receiver.type)])
+(short_var_declaration left: (expression_list . (identifier) @receiver.var .)
+    right: (expression_list . [(composite_literal type: (type_identifier) @receiver.type)
+                               (unary_expression operand: (composite_literal type: (type_identifier) @receiver.type))] .))
 
 ;; imports
 (import_spec path: (interpreted_string_literal
