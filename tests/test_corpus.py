@@ -258,6 +258,27 @@ def test_a_call_on_an_instance_is_a_call_of_its_type_s_method(home: Path):
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("Cache.get").dependants] == [("lookup", "imported")]
 
 
+def test_a_caller_outside_any_definition_is_answered_where_it_calls(home: Path):
+    """A call in a module's own statements, or in a callback handed to a test runner, belongs to
+    no definition: the answer is the chunk holding the call, not the file's first."""
+    helpers = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n\n" for i in range(30))
+    ledger = write_tree(home / "ledger", {
+        "money/cents.py": "def round_cents(amount):\n    return round(amount, 2)\n",
+        "reports/totals.py": f"from money.cents import round_cents\n\n\n{helpers}GRAND_TOTAL = round_cents(1234.5678)\n",
+        "web/cents.ts": "export function toCents(amount: number): number {\n  return Math.round(amount * 100);\n}\n",
+        "web/cents.test.ts": (
+            "import { toCents } from './cents';\n\n"
+            + "".join(f"describe('case {i}', () => {{\n  it('holds', () => {{\n    expect({i}).toBe({i});\n  }});\n}});\n\n" for i in range(25))
+            + "describe('toCents', () => {\n  it('rounds', () => {\n    expect(toCents(1.234)).toBe(123);\n  });\n});\n"
+        ),
+    })  # fmt: skip
+    call_line = {"reports/totals.py": 124, "web/cents.test.ts": 155}
+    with Corpus.open([ledger]) as corpus:
+        for question, path in (("who calls round_cents", "reports/totals.py"), ("who calls toCents", "web/cents.test.ts")):
+            hits = [(h.path, h.start_line, h.end_line) for h in corpus.search(question).results]
+            assert any(p == path and start <= call_line[path] <= end for p, start, end in hits), (question, hits)
+
+
 def test_callers_and_impact_cross_repositories_that_import_each_other(home: Path):
     """A service calling a library of the same corpus, by the library's package name: its callers
     and dependants are found in the service too, and the walk goes on in the service's graph."""

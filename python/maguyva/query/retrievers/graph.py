@@ -72,7 +72,7 @@ def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -
             steps.extend(graph.dependants(seed, depth))
     # Nearer first; callers before other dependants at the same depth (the list order).
     steps.sort(key=lambda s: s.depth)
-    return _as_chunks(reader, [(s.node, 1.0 / s.depth) for s in steps], limit)
+    return _as_chunks(reader, [(s.node, 1.0 / s.depth) for s in steps], limit, [s.path[0].line for s in steps])
 
 
 def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) -> list[Candidate]:
@@ -141,14 +141,20 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
     return nodes, src, dst
 
 
-def _as_chunks(reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int) -> list[Candidate]:
+def _as_chunks(
+    reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int, lines: list[int] | None = None
+) -> list[Candidate]:
     """The chunk showing each node, first occurrence kept, at most `limit`; each with the spans
-    of the symbols found in it (two callers defined in one chunk are two answers)."""
+    of the symbols found in it (two callers defined in one chunk are two answers). With `lines`
+    (per node, where the edge that reached it is written), a file node, code outside any
+    definition (a module's statements, a callback passed to a test runner), is shown by the
+    chunk holding that line rather than by the file's first."""
     order: list[int] = []
     best: dict[int, float] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
-    for node, score in scored_nodes:
-        chunk = reader.node_chunk(node)
+    files = len(reader.files)
+    for at, (node, score) in enumerate(scored_nodes):
+        chunk = reader.chunk_at(node, lines[at]) if lines is not None and node < files else reader.node_chunk(node)
         if chunk is None:
             continue
         if chunk not in best:
