@@ -387,8 +387,9 @@ class Segments:
         found.sort(key=itemgetter(0))
         return found
 
-    def rows_of_files(self, table: int, columns: str, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
-        """(id, *columns) of the rows of `table` of the generation's files `file_ids`, by id."""
+    def rows_of_files(self, table: int, columns: str, file_ids: Sequence[int], where: str = "") -> list[tuple[Any, ...]]:
+        """(id, *columns) of the rows of `table` of the generation's files `file_ids` (meeting
+        `where` too, when given), by id."""
         wanted = np.unique(np.asarray(file_ids, dtype=np.int64))
         if not len(wanted):
             return []
@@ -400,7 +401,8 @@ class Segments:
             for start in range(0, len(files), IN_LIST):
                 part = files[start : start + IN_LIST].tolist()
                 marks = ", ".join("?" * len(part))
-                rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE file_id IN ({marks})", part)
+                also = f" AND ({where})" if where else ""
+                rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE file_id IN ({marks}){also}", part)
                 if not shift:
                     rows = self._base_files_in(columns, rows)
                 found += [(int(ids[row[0] + shift]), *row[1:]) for row in rows]

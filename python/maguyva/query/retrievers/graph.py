@@ -12,11 +12,14 @@
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 
 import numpy as np
 
 from maguyva import config
+from maguyva.index.graph import Step
 from maguyva.index.reader import IndexReader
+from maguyva.index.segments import REFS
 from maguyva.index.symbols import CASELESS, EXACT, named
 from maguyva.lexicon import identifiers
 from maguyva.query.retrievers.base import Candidate, Query
@@ -72,7 +75,33 @@ def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -
             steps.extend(graph.dependants(seed, depth))
     # Nearer first; callers before other dependants at the same depth (the list order).
     steps.sort(key=lambda s: s.depth)
-    return _as_chunks(reader, [(s.node, 1.0 / s.depth) for s in steps], limit, [s.path[0].line for s in steps])
+    return _as_chunks(reader, [(s.node, 1.0 / s.depth) for s in steps], limit, _call_lines(reader, steps))
+
+
+def _call_lines(reader: IndexReader, steps: list[Step]) -> list[tuple[int, ...]]:
+    """Per step, the lines that show it when it is a file node (code outside any definition: a
+    module's statements, a callback handed to a test runner): each line where that code calls
+    the name its edge reaches, else the line of the edge's first reference; none for a symbol."""
+    files = len(reader.files)
+    calling = sorted({s.node for s in steps if s.node < files and s.path[0].kind == "call" and s.path[0].dst >= files})
+    lines: dict[tuple[int, str], set[int]] = defaultdict(set)
+    if calling:
+        for _, file_id, name, line in reader.segments.rows_of_files(
+            REFS, "file_id, name, line", calling, where="kind = 'call' AND enclosing IS NULL"
+        ):
+            lines[(file_id, name)].add(line)
+        targets = sorted({s.path[0].dst - files for s in steps if s.node in calling})
+        name_of = {symbol: name for symbol, name in reader.symbols_at(targets, "name")}
+    out: list[tuple[int, ...]] = []
+    for step in steps:
+        edge = step.path[0]
+        if step.node >= files:
+            out.append(())
+        elif step.node in calling and (found := lines.get((step.node, name_of[edge.dst - files]))):
+            out.append(tuple(sorted(found)))
+        else:
+            out.append((edge.line,))
+    return out
 
 
 def _personalized_pagerank(reader: IndexReader, seeds: list[int], limit: int) -> list[Candidate]:
@@ -142,29 +171,32 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
 
 
 def _as_chunks(
-    reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int, lines: list[int] | None = None
+    reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int, lines: list[tuple[int, ...]] | None = None
 ) -> list[Candidate]:
     """The chunk showing each node, first occurrence kept, at most `limit`; each with the spans
     of the symbols found in it (two callers defined in one chunk are two answers). With `lines`
-    (per node, where the edge that reached it is written), a file node, code outside any
-    definition (a module's statements, a callback passed to a test runner), is shown by the
-    chunk holding that line rather than by the file's first."""
+    (per node, `_call_lines`), a file node is shown by the chunks holding those lines rather than
+    by the file's first."""
     order: list[int] = []
     best: dict[int, float] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
     files = len(reader.files)
     for at, (node, score) in enumerate(scored_nodes):
-        chunk = reader.chunk_at(node, lines[at]) if lines is not None and node < files else reader.node_chunk(node)
-        if chunk is None:
-            continue
-        if chunk not in best:
-            if len(order) == limit:
+        if lines is not None and node < files and lines[at]:
+            chunks = [reader.chunk_at(node, line) for line in lines[at]]
+        else:
+            chunks = [reader.node_chunk(node)]
+        for chunk in dict.fromkeys(chunks):
+            if chunk is None:
                 continue
-            order.append(chunk)
-            best[chunk] = score
-            spans[chunk] = []
-        # A file node (code at module level) is answered by the chunk itself.
-        span = reader.node_span(node) or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
-        if span not in spans[chunk]:
-            spans[chunk].append(span)
+            if chunk not in best:
+                if len(order) == limit:
+                    continue
+                order.append(chunk)
+                best[chunk] = score
+                spans[chunk] = []
+            # A file node (code at module level) is answered by the chunk itself.
+            span = reader.node_span(node) or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
+            if span not in spans[chunk]:
+                spans[chunk].append(span)
     return [Candidate(chunk, best[chunk], tuple(spans[chunk])) for chunk in order]
