@@ -273,13 +273,14 @@ def test_a_caller_outside_any_definition_is_answered_where_it_calls(home: Path):
             + "describe('toCents', () => {\n  it('rounds', () => {\n    expect(toCents(1.234)).toBe(123);\n  });\n});\n"
         ),
     })  # fmt: skip
-    # Each call of the file outside any definition is an answer: the test file calls twice.
+    # Each call of the file outside any definition is an answer, the line that calls: the test
+    # file calls twice.
     call_lines = {"reports/totals.py": [124], "web/cents.test.ts": [5, 161]}
     with Corpus.open([ledger]) as corpus:
         for question, path in (("who calls round_cents", "reports/totals.py"), ("who calls toCents", "web/cents.test.ts")):
             hits = [(h.path, h.start_line, h.end_line) for h in corpus.search(question).results]
             for line in call_lines[path]:
-                assert any(p == path and start <= line <= end for p, start, end in hits), (question, line, hits)
+                assert (path, line, line) in hits, (question, line, hits)
 
 
 def test_callers_and_impact_cross_repositories_that_import_each_other(home: Path):

@@ -175,19 +175,26 @@ def _as_chunks(
 ) -> list[Candidate]:
     """The chunk showing each node, first occurrence kept, at most `limit`; each with the spans
     of the symbols found in it (two callers defined in one chunk are two answers). With `lines`
-    (per node, `_call_lines`), a file node is shown by the chunks holding those lines rather than
-    by the file's first."""
+    (per node, `_call_lines`), a file node is shown by the chunks holding those lines, each line
+    an answer, rather than by the file's first chunk."""
     order: list[int] = []
     best: dict[int, float] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
     files = len(reader.files)
     for at, (node, score) in enumerate(scored_nodes):
+        shown: list[tuple[int | None, tuple[int, int] | None]]
         if lines is not None and node < files and lines[at]:
-            chunks = [reader.chunk_at(node, line) for line in lines[at]]
+            # Code outside any definition: each line that calls is an answer.
+            shown = [(reader.chunk_at(node, line), (line, line)) for line in lines[at]]
         else:
-            chunks = [reader.node_chunk(node)]
-        for chunk in dict.fromkeys(chunks):
-            if chunk is None:
+            chunk = reader.node_chunk(node)
+            # A file node without its lines (code at module level) is answered by the chunk itself.
+            span = reader.node_span(node)
+            if span is None and chunk is not None:
+                span = int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk])
+            shown = [(chunk, span)]
+        for chunk, span in shown:
+            if chunk is None or span is None:
                 continue
             if chunk not in best:
                 if len(order) == limit:
@@ -195,8 +202,6 @@ def _as_chunks(
                 order.append(chunk)
                 best[chunk] = score
                 spans[chunk] = []
-            # A file node (code at module level) is answered by the chunk itself.
-            span = reader.node_span(node) or (int(reader.chunk_start[chunk]), int(reader.chunk_end[chunk]))
             if span not in spans[chunk]:
                 spans[chunk].append(span)
     return [Candidate(chunk, best[chunk], tuple(spans[chunk])) for chunk in order]
