@@ -70,12 +70,13 @@ function collect(source, node) {
 const sources = program.getSourceFiles().filter((s) => wanted.has(path.resolve(s.fileName)));
 for (const source of sources) collect(source, source);
 
-// The definition a declaration is: itself, or the assignment or variable holding the function.
+// The definition a declaration is: itself (a function, method, class, or the variable or
+// property bound to a function), or the assignment whose left side it is (`app.use = function`).
+// A parameter, a local variable or anything inside a definition is not that definition.
 function definitionOf(declaration) {
-  for (let node = declaration; node; node = node.parent) {
-    if (byNode.has(node)) return byNode.get(node);
-    if (ts.isSourceFile(node) || ts.isBlock(node)) return undefined;
-  }
+  if (byNode.has(declaration)) return byNode.get(declaration);
+  const parent = declaration.parent;
+  if (parent && ts.isBinaryExpression(parent) && parent.left === declaration && byNode.has(parent)) return byNode.get(parent);
   return undefined;
 }
 
