@@ -243,18 +243,18 @@ def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
 
 
 def test_a_call_on_an_instance_is_a_call_of_its_type_s_method(home: Path):
-    """`s = Session()` or `s: Session`, then `s.get()`: a caller of Session.get, not of Cache.get."""
+    """`s = Courier()` or `s: Courier`, then `s.get()`: a caller of Courier.get, not of Cache.get."""
     web = write_tree(home / "web", {
-        "net/session.py": "class Session:\n    def get(self, url):\n        return url\n",
+        "net/courier.py": "class Courier:\n    def get(self, url):\n        return url\n",
         "net/cache.py": "class Cache:\n    def get(self, key):\n        return key\n",
         "app/main.py": (
-            "from net.cache import Cache\nfrom net.session import Session\n\n\n"
-            "def fetch(url):\n    s = Session()\n    return s.get(url)\n\n\n"
+            "from net.cache import Cache\nfrom net.courier import Courier\n\n\n"
+            "def fetch(url):\n    s = Courier()\n    return s.get(url)\n\n\n"
             "def lookup(cache: Cache, key):\n    return cache.get(key)\n"
         ),
     })  # fmt: skip
     with Corpus.open([web]) as corpus:
-        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Session.get").dependants] == [("fetch", "imported")]
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Courier.get").dependants] == [("fetch", "imported")]
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("Cache.get").dependants] == [("lookup", "imported")]
 
 

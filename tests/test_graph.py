@@ -138,24 +138,24 @@ def test_a_bare_go_call_is_its_own_package_s_name_though_other_packages_define_i
 
 
 def test_a_call_on_a_type_is_that_type_s_method_before_any_other_of_the_name():
-    files = [FileNode(0, "web/session.py"), FileNode(1, "web/cache.py"), FileNode(2, "app/main.py")]
-    symbols = [sym(0, 0, "Session"), sym(1, 0, "Session.get", "method", 3), sym(2, 1, "Cache"),
+    files = [FileNode(0, "web/courier.py"), FileNode(1, "web/cache.py"), FileNode(2, "app/main.py")]
+    symbols = [sym(0, 0, "Courier"), sym(1, 0, "Courier.get", "method", 3), sym(2, 1, "Cache"),
                sym(3, 1, "Cache.get", "method", 3), sym(4, 2, "get", "function", 1), sym(5, 2, "run", "function", 9)]
-    imports = [ref(2, "import", "web.cache", 1, names=["Cache"]), ref(2, "import", "web.session", 2, names=["Session"])]
+    imports = [ref(2, "import", "web.cache", 1, names=["Cache"]), ref(2, "import", "web.courier", 2, names=["Courier"])]
     n = len(files)
 
     def target(qualifier):
         calls = [e for e in resolve_edges(files, symbols, [*imports, ref(2, "call", "get", 10, "run", qualifier)]) if e.kind == "call"]
         return [(e.dst - n, e.how) for e in calls]
 
-    assert target("Session") == [(1, "imported")]  # not the file's own `get`, nor Cache's
+    assert target("Courier") == [(1, "imported")]  # not the file's own `get`, nor Cache's
     assert target("Cache") == [(3, "imported")]
     assert target("s") == [(4, "exact")]  # an unknown receiver: as before, the file's own first
     # Go: the type's method in another file of the caller's package, before the caller's own.
-    files = [FileNode(0, "web/context.go"), FileNode(1, "web/render.go"), FileNode(2, "other/context.go")]
-    symbols = [sym(0, 0, "Context.Next", "method", 3), sym(1, 1, "Next", "function", 1), sym(2, 1, "Render"),
-               sym(3, 2, "Context.Next", "method", 3)]
-    (edge,) = [e for e in resolve_edges(files, symbols, [ref(1, "call", "Next", 8, "Render", "Context")]) if e.kind == "call"]
+    files = [FileNode(0, "web/meter.go"), FileNode(1, "web/render.go"), FileNode(2, "other/meter.go")]
+    symbols = [sym(0, 0, "Meter.Advance", "method", 3), sym(1, 1, "Advance", "function", 1), sym(2, 1, "Render"),
+               sym(3, 2, "Meter.Advance", "method", 3)]
+    (edge,) = [e for e in resolve_edges(files, symbols, [ref(1, "call", "Advance", 8, "Render", "Meter")]) if e.kind == "call"]
     assert (edge.dst - len(files), edge.how) == (0, "exact")
 
 

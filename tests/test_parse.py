@@ -350,26 +350,26 @@ def test_a_module_imported_under_another_name_is_written_out_where_it_qualifies_
 
 
 def test_a_call_on_a_name_bound_to_an_instance_is_qualified_by_its_type() -> None:
-    # `s = Session()` or `session: Session` binds the name to the type within its scope; a name
+    # `s = Courier()` or `courier: Courier` binds the name to the type within its scope; a name
     # bound to two types there, and names of other scopes, stay as written.
     source = (
-        b"class Client:\n    def fetch(self, url: str, session: Session = None):\n        session.get(url)\n\n\n"
-        b"def run(store: Store):\n    s = Session()\n    s.get('a')\n    store.save()\n    session.get('b')\n\n\n"
-        b"def mixed():\n    x = Session()\n    x = Other()\n    x.get()\n"
+        b"class Client:\n    def fetch(self, url: str, courier: Courier = None):\n        courier.get(url)\n\n\n"
+        b"def run(store: Store):\n    s = Courier()\n    s.get('a')\n    store.save()\n    courier.get('b')\n\n\n"
+        b"def mixed():\n    x = Courier()\n    x = Other()\n    x.get()\n"
     )
     calls = [(r.name, r.line, r.qualifier) for r in parse_file("app/main.py", source).references if r.kind == "call" and r.qualifier]
-    assert calls == [("get", 3, "Session"), ("get", 8, "Session"), ("save", 9, "Store"), ("get", 10, "session"), ("get", 16, "x")]
+    assert calls == [("get", 3, "Courier"), ("get", 8, "Courier"), ("save", 9, "Store"), ("get", 10, "courier"), ("get", 16, "x")]
     # Java's declared types, TypeScript's annotations and `new`, JavaScript's `new`.
-    java = b"class Client {\n  void fetch(Session session, String url) {\n    session.get(url);\n    Cache cache = new Cache();\n    cache.get(url);\n    other.get(url);\n  }\n}\n"
-    script = b"export function fetch(session: Session, url?: string) {\n  const s = new Store();\n  const c: Cache = make();\n  s.get(url); c.get(url); session.get(url); other.get(url);\n}\n"
+    java = b"class Client {\n  void fetch(Courier courier, String url) {\n    courier.get(url);\n    Cache cache = new Cache();\n    cache.get(url);\n    other.get(url);\n  }\n}\n"
+    script = b"export function fetch(courier: Courier, url?: string) {\n  const s = new Store();\n  const c: Cache = make();\n  s.get(url); c.get(url); courier.get(url); other.get(url);\n}\n"
     for path, source, expected in (
-        ("src/Client.java", java, ["Session", "Cache", "other"]),
-        ("web/fetch.ts", script, ["Store", "Cache", "Session", "other"]),
-        ("web/fetch.js", script.replace(b": Session", b"").replace(b"?: string", b"").replace(b": Cache", b""), ["Store", "c", "session", "other"]),
+        ("src/Client.java", java, ["Courier", "Cache", "other"]),
+        ("web/fetch.ts", script, ["Store", "Cache", "Courier", "other"]),
+        ("web/fetch.js", script.replace(b": Courier", b"").replace(b"?: string", b"").replace(b": Cache", b""), ["Store", "c", "courier", "other"]),
         # Go: a method's receiver, a parameter, `var`, a composite literal (with `&` or not).
-        ("web/ctx.go", b"package web\n\nfunc (c *Context) Abort() {\n\tc.get()\n}\n\nfunc handle(s *Session, n int) {\n"
-         b"\ts.get()\n\tvar e Engine\n\te.get()\n\tr := &Router{}\n\tr.get()\n\tq := Query{}\n\tq.get()\n\tother.get()\n}\n",
-         ["Context", "Session", "Engine", "Router", "Query", "other"]),
+        ("web/meter.go", b"package web\n\nfunc (c *Meter) Reset() {\n\tc.get()\n}\n\nfunc handle(s *Courier, n int) {\n"
+         b"\ts.get()\n\tvar e Ledger\n\te.get()\n\tr := &Mailbox{}\n\tr.get()\n\tq := Query{}\n\tq.get()\n\tother.get()\n}\n",
+         ["Meter", "Courier", "Ledger", "Mailbox", "Query", "other"]),
     ):
         found = [r.qualifier for r in parse_file(path, source).references if r.kind == "call" and r.name == "get"]
         assert found == expected, path
