@@ -1,6 +1,7 @@
 """Index time and size on the development benchmark repositories.
 
-    python benches/index_repos.py --repos /path/to/repos [--bench ../shared/bench] [--json out.json]
+    python benches/index_repos.py --repos /path/to/repos [--bench ../shared/bench] [--json out.json] \
+        [--build NAME=V ...]   # built with a number of maguyva.config at V (EMBED_FILE_CONTEXT=0, ...)
 
 For every repository of the benchmark's repos.json whose tree is under --repos (one folder per
 repository name, at the pinned revision), builds a fresh index of its benchmark_root with the
@@ -20,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from maguyva import config
 from maguyva.index.build import build_index
 
 
@@ -29,7 +31,19 @@ def main() -> int:
     parser.add_argument("--bench", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "bench",
                         help="benchmark folder holding repos.json (default: ../shared/bench)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--build", action="append", metavar="NAME=V", default=[],
+                        help="build with this number of maguyva.config at V (repeatable)")
     args = parser.parse_args()
+    numbers = {}
+    for spec in args.build:
+        name, _, value = spec.partition("=")
+        if name not in config.Tuning.numbers():
+            parser.error(f"--build {spec}: not NAME=V with NAME a number of maguyva.config")
+        try:
+            numbers[name] = type(getattr(config.DEFAULT, name))(float(value))
+        except ValueError:
+            parser.error(f"--build {spec}: the value must be a number")
+    tuning = config.DEFAULT.but(**numbers)
 
     repos = json.loads((args.bench / "repos.json").read_text())
     rows = []
@@ -43,12 +57,12 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as scratch:
             os.environ["MAGUYVA_HOME"] = scratch  # cold: empty embedding cache
             started = time.perf_counter()
-            summary = build_index(root, Path(scratch) / "index")
+            summary = build_index(root, Path(scratch) / "index", tuning=tuning)
             seconds = time.perf_counter() - started
             # The same build again, nothing changed (a tree written in the last 2 s is read again:
             # its stats are too recent to trust).
             started = time.perf_counter()
-            build_index(root, Path(scratch) / "index")
+            build_index(root, Path(scratch) / "index", tuning=tuning)
             unchanged = time.perf_counter() - started
         row = {
             "name": repo["name"],

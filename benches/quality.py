@@ -5,6 +5,7 @@
                               [--repos-subset NAME ...] [--quick] [--no-ablations] [--no-semble]
                               [--variants NAME ...]   # only these presets and ablations, by name
                               [--sweep NAME=V1,V2 ...]   # a number of maguyva.config at other values (folds.py)
+                              [--build NAME=V ...]       # indexes built with a number of maguyva.config at V
 
     python benches/quality.py fetch --dest DIR [--bench DIR] [--repos-subset NAME ...]
                                     [--annotations [--semble-ref REF]]   # --annotations needs --bench
@@ -148,6 +149,9 @@ def score(method: str, repo: BenchRepo, query: dict[str, Any], results: list[Res
 #: A local embedding model folder to index and search with instead of the shipped default
 #: (`--local-model`: a candidate of tools/train_embedder.py); None for the default.
 LOCAL_MODEL: Path | None = None
+#: Numbers of maguyva.config the indexes are built (and searched) with instead of the shipped
+#: ones (`--build NAME=V`: EMBED_FILE_CONTEXT, ...); empty for the shipped numbers.
+BUILD_NUMBERS: dict[str, float] = {}
 
 
 @functools.lru_cache(maxsize=None)
@@ -161,8 +165,12 @@ def build_cold(repos: list[BenchRepo], index_root: Path) -> None:
     """A fresh index per repository, with an empty embedding cache; sets coverage of the targets."""
     from maguyva import Index
 
+    from maguyva import config
+
     # An embedder object given to the build embeds the queries too.
-    options = {"embedder": _local_embedder(LOCAL_MODEL)} if LOCAL_MODEL is not None else {}
+    options: dict[str, Any] = {"embedder": _local_embedder(LOCAL_MODEL)} if LOCAL_MODEL is not None else {}
+    if BUILD_NUMBERS:
+        options["tuning"] = config.DEFAULT.but(**BUILD_NUMBERS)
 
     previous_home = os.environ.get("MAGUYVA_HOME")
     for repo in repos:
@@ -311,6 +319,21 @@ def tuned_number(repos: list[BenchRepo], name: str, value: float) -> Iterator[No
     finally:
         for searcher, original in zip(searchers, originals):
             searcher.tuning = original
+
+
+def build_number(parser: argparse.ArgumentParser, spec: str) -> tuple[str, float]:
+    """`--build NAME=V`: a number of maguyva.config and the value the indexes are built with."""
+    from maguyva import config
+
+    name, _, value = spec.partition("=")
+    designed = getattr(config.DEFAULT, name, None) if name in config.Tuning.numbers() else None
+    if not isinstance(designed, int | float) or isinstance(designed, bool):
+        parser.error(f"--build {spec}: not NAME=V with NAME a number of maguyva.config")
+    try:
+        number = float(value)
+    except ValueError:
+        parser.error(f"--build {spec}: the value must be a number")
+    return name, int(number) if isinstance(designed, int) and number.is_integer() else number
 
 
 def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
@@ -666,8 +689,9 @@ def print_report(report: dict[str, Any], methods: list[MethodInfo], repos: list[
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     queries._self_check()
-    global LOCAL_MODEL
+    global LOCAL_MODEL, BUILD_NUMBERS
     LOCAL_MODEL = args.local_model
+    BUILD_NUMBERS = dict(build_number(parser, spec) for spec in args.build or [])
     rg = find_rg()
     if rg is None:
         parser.error("rg not found on PATH (pip install ripgrep)")
@@ -818,6 +842,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
                         help="also run the default preset with a constant of maguyva.query.rank.signals set to each "
                              "value (repeatable); benches/folds.py then chooses among them out of fold")
+    parser.add_argument("--build", action="append", metavar="NAME=V",
+                        help="build (and search) every index with this number of maguyva.config at V, such as "
+                             "EMBED_FILE_CONTEXT=0 (repeatable)")
     parser.add_argument("--local-model", type=Path, metavar="DIR",
                         help="index and search with this local embedding model folder instead of the shipped one")
     parser.add_argument("--variants", nargs="+", metavar="NAME",

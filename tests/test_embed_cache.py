@@ -293,6 +293,61 @@ def test_embed_texts_checks_what_the_embedder_returns(path: Path) -> None:
         assert cache.count() == 0
 
 
+class FileEmbedder(CountingEmbedder):
+    """Embeds a file's chunks together: each code hashes the chunk's text with its whole file's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[list[list[str]]] = []
+
+    def embed_files(self, files: Sequence[Sequence[str]], context: float) -> np.ndarray:
+        self.files.append([list(f) for f in files])
+        return np.concatenate([in_file(list(f)) for f in files]) if files else np.zeros((0, 8), np.uint8)
+
+
+def in_file(chunks: list[str]) -> np.ndarray:
+    return expected([f"{'|'.join(chunks)}/{chunk}" for chunk in chunks])
+
+
+def test_chunks_are_embedded_in_their_files_and_cached_by_text_and_file(path: Path) -> None:
+    """A chunk's code depends on its file, so its cache key does too: the same text in another
+    file is embedded again, a file seen before is not, and an edited file is embedded whole."""
+    files = [["open", "read"], ["open", "write"], ["open", "read"], ["alone"]]
+    texts = [t for f in files for t in f]
+    emb = FileEmbedder()
+    with EmbeddingCache(path) as cache:
+        codes = embed_texts(emb, texts, cache, files=[len(f) for f in files])
+        np.testing.assert_array_equal(codes, np.concatenate([in_file(f) for f in files]))
+        assert codes[0].tobytes() != codes[2].tobytes(), "the same text in another file"
+        assert [f for call in emb.files for f in call] == [files[0], files[1], files[3]]  # the copy once
+        assert not emb.calls
+
+        emb.files.clear()
+        edited = [["open", "read"], ["open", "write", "close"], ["alone"], ["read", "open"]]
+        texts = [t for f in edited for t in f]
+        codes = embed_texts(emb, texts, cache, files=[len(f) for f in edited])
+        np.testing.assert_array_equal(codes, np.concatenate([in_file(f) for f in edited]))
+        # The edited file, all of its chunks; and a file of texts all seen, but in another file.
+        assert emb.files == [[edited[1], edited[3]]]
+
+        # Chunks embedded alone (no file context) are another space of the cache.
+        emb.files.clear()
+        with config.using(config.DEFAULT.but(EMBED_FILE_CONTEXT=0.0)):
+            codes = embed_texts(emb, texts, cache, files=[len(f) for f in edited])
+        np.testing.assert_array_equal(codes, expected(texts))
+        assert not emb.files and sorted(t for call in emb.calls for t in call) == sorted(set(texts))
+    with pytest.raises(ValueError, match="files hold 2 texts, not 3"):
+        embed_texts(FileEmbedder(), ["a", "b", "c"], files=[1, 1])
+
+
+def test_an_embedder_that_cannot_embed_files_embeds_each_chunk_alone(path: Path) -> None:
+    emb = CountingEmbedder()
+    texts = ["open", "read", "open", "write"]
+    with EmbeddingCache(path) as cache:
+        np.testing.assert_array_equal(embed_texts(emb, texts, cache, files=[2, 2]), expected(texts))
+    assert sorted(t for call in emb.calls for t in call) == ["open", "read", "write"]
+
+
 def test_text_key_is_sha256_of_the_exact_text() -> None:
     assert text_key("abc") == hashlib.sha256(b"abc").digest()
     assert text_key("abc ") != text_key("abc")

@@ -238,6 +238,35 @@ def test_meaning(model: LocalEmbedder) -> None:
     assert rows[0] == 0
 
 
+def test_a_chunk_carries_what_its_file_is_about(model: LocalEmbedder) -> None:
+    """The same helper in a module about retrying requests and in one about matrices: embedded
+    in its file, each copy sits nearer the questions of its own module; embedded alone, the
+    copies are one code."""
+    helper = "def step(values, n):\n    return values[n:] + values[:n]"
+    retrying, matrices = [RETRY, helper], [TRANSPOSE, helper]
+    alone = model.embed_files([retrying, matrices], 0.0)
+    assert alone[1].tobytes() == alone[3].tobytes()
+    np.testing.assert_array_equal(alone, model.embed_documents(retrying + matrices))
+    codes = model.embed_files([retrying, matrices, [CONFIG]], 1.0)
+    in_retrying, in_matrices = codes[1], codes[3]
+    for question, home, other in [
+        ("retry failed http requests", in_retrying, in_matrices),
+        ("transpose a matrix", in_matrices, in_retrying),
+    ]:
+        query = model.embed_query(question)
+        assert hamming(query, home)[0] < hamming(query, other)[0], question
+    # The code is the sign of the chunk's mean token vector plus the file's, whose mean is over
+    # all of the file's tokens; a file of one chunk keeps the code it has alone.
+    sums, counts = model._text_sums(retrying)
+    mixed = sums / counts[:, None] + sums.sum(axis=0) / counts.sum()
+    np.testing.assert_array_equal(codes[:2], np.packbits(mixed > 0, axis=1))
+    np.testing.assert_array_equal(codes[4], model.embed_documents([CONFIG])[0])
+    assert model.embed_files([], 1.0).shape == (0, model.dims // 8)
+    assert model.embed_files([[], [CONFIG]], 1.0).shape == (1, model.dims // 8)
+    with pytest.raises(TypeError):
+        model.embed_files(["a file as one string"], 1.0)
+
+
 def test_no_network_and_no_heavy_imports(tmp_path: Path) -> None:
     """Loading and running the model opens no socket and imports no model-hub library."""
     script = """

@@ -12,6 +12,7 @@ import pytest
 from fixture_models import small_model
 from fixture_repos import SHOP, write_file, write_tree
 
+from maguyva import config
 from maguyva._core import walk
 from maguyva.index import store
 from maguyva.embed.local import LocalEmbedder
@@ -156,7 +157,10 @@ def test_the_index_embedder_is_kept_for_rebuilds_and_queries(shop, tmp_path):
     repo.refresh()
     model = repo.embedder()
     with repo.open() as index:
-        assert index.reader.embedder == {"provider": model.provider, "model": model.model, "dims": model.dims}
+        assert index.reader.embedder == {
+            "provider": model.provider, "model": model.model, "dims": model.dims,
+            "file_context": config.current().EMBED_FILE_CONTEXT,
+        }
         index.search("how is the server configured")
         assert index.searcher.embedder() is model
     reopened = repository(shop, tmp_path)
@@ -181,6 +185,21 @@ def test_an_index_of_an_earlier_local_model_is_built_again_when_opened_and_says_
         assert index.reader.embedder["model"] == LocalEmbedder().model
         assert index.search("how is the server configured").results
     assert repo.refresh().build is None  # the same model now: nothing to redo
+
+
+def test_an_index_of_chunks_embedded_alone_is_built_again_in_file_context(shop, tmp_path):
+    """Codes made without their files' context (an index of an earlier version) are not what
+    this version makes: a refresh embeds every chunk again, and says why."""
+    with config.using(config.DEFAULT.but(EMBED_FILE_CONTEXT=0.0)):
+        build_index(shop, tmp_path / "index")
+    repo = repository(shop, tmp_path)
+    refresh = repo.refresh()
+    assert refresh.build is not None and refresh.build.embedded_chunks > 0
+    (said,) = [w for w in refresh.warnings if "embedded by" in w]
+    assert "bits), not local model" in said and "bits, file context 1)" in said
+    with repo.open() as index:
+        assert index.reader.embedder["file_context"] == 1.0
+    assert repo.refresh().build is None
 
 
 def test_questions_arriving_together_share_one_check(shop, tmp_path, monkeypatch):

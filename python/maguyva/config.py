@@ -205,6 +205,11 @@ class Tuning:
     #: Chunks embedded at a time by a build: their texts exist only meanwhile (about 2 KB each),
     #: so a build's memory does not grow with a second copy of the repository's code.
     EMBED_GROUP_CHUNKS: int = 16_384
+    #: A chunk's code is the sign of its mean token vector plus this times its file's (an
+    #: embedder that can: the local model), so a chunk carries what its file is about. Chosen
+    #: out of fold by repository over the dev split and the mined sets (benches/README.md,
+    #: "File context"): 1.0 in 4 of 5 folds for the default preset; 0 embeds chunks alone.
+    EMBED_FILE_CONTEXT: float = 1.0
     #: Codes written to the embedding cache at once, sorted by key: random keys inserted a batch
     #: at a time spread over the whole B-tree (100,000 codes: 1.9 s in batches of 2,048, 0.6 s in
     #: sorted runs of 16,384). A run is written sooner once this many seconds have passed since

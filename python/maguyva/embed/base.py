@@ -86,7 +86,20 @@ def identity_of(name: str, **options: object) -> dict[str, object] | None:
     from maguyva.embed.local import DEFAULT_MODEL, model_identity
 
     model, dims = model_identity(str(options.get("model", DEFAULT_MODEL)))
-    return {"provider": "local", "model": model, "dims": dims}
+    return _with_context({"provider": "local", "model": model, "dims": dims}, file_context(name))
+
+
+def identity(embedder: Embedder) -> dict[str, object]:
+    """`{"provider", "model", "dims"}` of `embedder`, with its `file_context` when it has one:
+    what an index records, and compares to know whether its codes are this embedder's."""
+    return _with_context(
+        {"provider": embedder.provider, "model": embedder.model, "dims": embedder.dims}, file_context(embedder)
+    )
+
+
+def _with_context(identity: dict[str, object], context: float) -> dict[str, object]:
+    # Left out when 0, so an index embedded with chunks alone keeps the identity it had.
+    return {**identity, "file_context": context} if context else identity
 
 
 def _provider(name: str) -> str:
@@ -124,9 +137,15 @@ def check_codes(embedder: Embedder, codes: object, count: int) -> Codes:
     return np.ascontiguousarray(arr)
 
 
-def _fixed_batches(count: int, size: int) -> Iterable[range]:
-    for start in range(0, count, size):
-        yield range(start, min(start + size, count))
+def file_context(embedder: Embedder | str) -> float:
+    """How much of its file a chunk's code carries (`config.EMBED_FILE_CONTEXT`) for an embedder
+    that can embed chunks in their files (the local model's `embed_files`), else 0. Part of an
+    index's embedder identity: codes made with another weight are not comparable."""
+    if isinstance(embedder, str):
+        able = _provider(embedder) == "local"
+    else:
+        able = callable(getattr(embedder, "embed_files", None))
+    return float(config.current().EMBED_FILE_CONTEXT) if able else 0.0
 
 
 def embed_texts(
@@ -134,56 +153,76 @@ def embed_texts(
     texts: Sequence[str],
     cache: EmbeddingCache | None = None,
     *,
+    files: Sequence[int] | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> Codes:
     """Codes of `texts` as documents, shaped (len(texts), dims // 8), reusing `cache`.
 
-    Only texts whose code is not cached are embedded (each distinct text once), in batches;
-    their codes are written to the cache in runs sorted by key (`config.EMBED_CACHE_WRITE_ROWS`,
-    or sooner once `config.EMBED_CACHE_WRITE_SECONDS` have passed) and when the call ends or
-    fails, so an interrupted run keeps everything it finished. `progress(done, total)` is called once after the cache
-    look-up and after every batch. Batches follow the embedder's own `split_batches(texts)` when
-    it has one (the Voyage embedder sizes them to one API request each), else `batch_size`
-    texts (default: the embedder's `batch_size`, else 256). A cache that fails (disk full, a
-    file it cannot write) is left out for the rest of the run, said once through `warn`.
+    `files`, when given, counts the consecutive texts that are one file's chunks; an embedder
+    with a `file_context` then embeds each file's chunks together (`embed_files`), and a
+    chunk's cache key is its file's texts and its place among them. Only texts (or files) with a code missing
+    from the cache are embedded, each distinct one once, in batches; their codes are written to
+    the cache in runs sorted by key (`config.EMBED_CACHE_WRITE_ROWS`, or sooner once
+    `config.EMBED_CACHE_WRITE_SECONDS` have passed) and when the call ends or fails, so an
+    interrupted run keeps everything it finished. `progress(done, total)` is called once after
+    the cache look-up and after every batch. Batches follow the embedder's own
+    `split_batches(texts)` when it has one (the Voyage embedder sizes them to one API request
+    each), else about `batch_size` texts (default: the embedder's `batch_size`, else 256). A
+    cache that fails (disk full, a file it cannot write) is left out for the rest of the run,
+    said once through `warn`.
     """
     total = len(texts)
     width = code_bytes(embedder.dims)
     out = np.zeros((total, width), dtype=np.uint8)
-    keys = [text_key(t) for t in texts]
+    context = file_context(embedder) if files is not None else 0.0
+    space = embedder.model
+    if files is not None and context:
+        if sum(files) != total:
+            raise ValueError(f"files hold {sum(files)} texts, not {total}")
+        # A unit is what is embedded together: a file's chunks, else one text.
+        bounds = [0, *np.cumsum(files, dtype=np.int64).tolist()]
+        units = [range(bounds[u], bounds[u + 1]) for u in range(len(bounds) - 1)]
+        unit_keys = [_file_key([texts[i] for i in unit]) for unit in units]
+        # The file's key covers every text of it: a chunk's is that key (224 of its bits) and
+        # its place.
+        keys = [unit_key[:28] + n.to_bytes(4, "little") for unit_key, unit in zip(unit_keys, units) for n in range(len(unit))]
+        space = f"{embedder.model}+file-context-{context:g}"
+    else:
+        units = [range(i, i + 1) for i in range(total)]
+        keys = unit_keys = [text_key(t) for t in texts]
 
     found: dict[bytes, bytes] = {}
     if cache is not None:
         try:
-            found = cache.get_many(embedder.provider, embedder.model, embedder.dims, keys)
+            found = cache.get_many(embedder.provider, space, embedder.dims, keys)
         except EmbeddingCacheError as err:
             _without_cache(err, warn)
             cache = None
-    # Distinct missing texts, each with every position it occupies.
+    # Distinct units with a code missing, each with every unit it stands for.
     pending: dict[bytes, list[int]] = {}
     done = 0
-    for i, key in enumerate(keys):
-        code = found.get(key)
-        if code is not None:
-            out[i] = np.frombuffer(code, dtype=np.uint8)
-            done += 1
+    for u, unit in enumerate(units):
+        cached = [found[keys[i]] for i in unit if keys[i] in found]
+        if len(cached) == len(unit):
+            for i, code in zip(unit, cached):
+                out[i] = np.frombuffer(code, dtype=np.uint8)
+            done += len(unit)
         else:
-            pending.setdefault(key, []).append(i)
+            pending.setdefault(unit_keys[u], []).append(u)
     if progress:
         progress(done, total)
     if not pending:
         return out
 
-    miss_keys = list(pending)
-    miss_texts = [texts[pending[k][0]] for k in miss_keys]
+    missing = [units[same[0]] for same in pending.values()]
     splitter = getattr(embedder, "split_batches", None)
-    if callable(splitter):
-        batches: Iterable[range] = splitter(miss_texts)
+    if callable(splitter) and not context:
+        batches: Iterable[range] = splitter([texts[unit[0]] for unit in missing])
     else:
         size = batch_size or int(getattr(embedder, "batch_size", 0) or 256)
-        batches = _fixed_batches(len(miss_texts), max(1, size))
+        batches = _unit_batches([len(unit) for unit in missing], max(1, size))
 
     unwritten: list[tuple[bytes, bytes]] = []
     written_at = time.monotonic()
@@ -193,27 +232,36 @@ def embed_texts(
         nonlocal cache, unwritten, written_at
         if cache is not None and unwritten:
             try:
-                cache.put_many(embedder.provider, embedder.model, embedder.dims, sorted(unwritten))
+                cache.put_many(embedder.provider, space, embedder.dims, sorted(unwritten))
             except EmbeddingCacheError as err:
                 _without_cache(err, warn)
                 cache = None
         unwritten, written_at = [], time.monotonic()
 
+    stands_for = list(pending.values())
     try:
         for batch in batches:
-            batch_texts = [miss_texts[j] for j in batch]
-            codes = check_codes(embedder, embedder.embed_documents(batch_texts), len(batch_texts))
-            if cache is not None:
-                unwritten.extend((miss_keys[j], codes[n].tobytes()) for n, j in enumerate(batch))
-                if (
-                    len(unwritten) >= tuning.EMBED_CACHE_WRITE_ROWS
-                    or time.monotonic() - written_at >= tuning.EMBED_CACHE_WRITE_SECONDS
-                ):
-                    write()
-            for n, j in enumerate(batch):
-                rows = pending[miss_keys[j]]
-                out[rows] = codes[n]
-                done += len(rows)
+            batch_units = [missing[j] for j in batch]
+            count = sum(map(len, batch_units))
+            if context:
+                made = embedder.embed_files([[texts[i] for i in unit] for unit in batch_units], context)  # type: ignore[attr-defined]
+            else:
+                made = embedder.embed_documents([texts[unit[0]] for unit in batch_units])
+            codes = check_codes(embedder, made, count)
+            row = 0
+            for j, unit in zip(batch, batch_units):
+                unit_codes = codes[row : row + len(unit)]
+                row += len(unit)
+                if cache is not None:
+                    unwritten.extend((keys[i], code.tobytes()) for i, code in zip(unit, unit_codes))
+                for u in stands_for[j]:
+                    out[units[u].start : units[u].stop] = unit_codes
+                    done += len(unit)
+            if cache is not None and (
+                len(unwritten) >= tuning.EMBED_CACHE_WRITE_ROWS
+                or time.monotonic() - written_at >= tuning.EMBED_CACHE_WRITE_SECONDS
+            ):
+                write()
             if progress:
                 progress(done, total)
     finally:
@@ -223,6 +271,24 @@ def embed_texts(
             f"{embedder.provider} embedder batched {done} of {total} texts; some were never sent"
         )
     return out
+
+
+def _file_key(texts: Sequence[str]) -> bytes:
+    """SHA-256 of a file's chunk texts in order, each with its length, so no two lists share it."""
+    parts = [text.encode("utf-8", "surrogatepass") for text in texts]
+    return hashlib.sha256(b"".join(len(part).to_bytes(8, "little") + part for part in parts)).digest()
+
+
+def _unit_batches(sizes: Sequence[int], size: int) -> Iterable[range]:
+    """Runs of consecutive units of at least `size` texts in all (the last one fewer)."""
+    start, held = 0, 0
+    for n, count in enumerate(sizes):
+        held += count
+        if held >= size:
+            yield range(start, n + 1)
+            start, held = n + 1, 0
+    if start < len(sizes):
+        yield range(start, len(sizes))
 
 
 def _without_cache(err: EmbeddingCacheError, warn: Callable[[str], None] | None) -> None:

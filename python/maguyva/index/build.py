@@ -36,7 +36,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import CorruptIndexError, TrigramIndex, read_files
-from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity_of, make_embedder
+from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import gc_pause, graph, heap, roles, store
 from maguyva.index.chunk import MAX_CHUNK_CHARS
@@ -491,7 +491,8 @@ def embed_missing(
             def advance(done: int, _total: int, before: int = embedded) -> None:
                 progress.advance(before + done - progress.done)
 
-            codes = embed_texts(model, inputs, cache, progress=advance, warn=said.append)
+            files = [len(r.chunks) for r in group]
+            codes = embed_texts(model, inputs, cache, files=files, progress=advance, warn=said.append)
             start = 0
             for record in group:
                 record.codes = codes[start : start + len(record.chunks)]
@@ -709,7 +710,8 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
 
 def _embedder_name(identity: dict[str, object]) -> str:
     """"provider model NAME (dims bits)" of an `embedder_identity`, for messages."""
-    return f"{identity['provider']} model {identity['model']} ({identity['dims']} bits)"
+    context = f", file context {identity['file_context']:g}" if identity.get("file_context") else ""
+    return f"{identity['provider']} model {identity['model']} ({identity['dims']} bits{context})"
 
 
 def _stored_embedder_name(stored: str | None) -> str:
@@ -771,7 +773,7 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
 
 
 def embedder_identity(model: Embedder) -> dict[str, object]:
-    return {"provider": model.provider, "model": model.model, "dims": model.dims}
+    return identity(model)
 
 
 def write_generation(
