@@ -225,6 +225,40 @@ def test_callers_and_impact_say_how_far_to_trust_each_link(home: Path):
         assert [(d.symbol, d.resolution) for _, d in corpus.callers("Tick").dependants] == [("Run", "exact")]
 
 
+def test_overloads_each_answer_for_their_own_lines(home: Path):
+    """`typing.overload` stubs share the name of the definition after them, as Java's overloads
+    share theirs: a call is made by the definition whose lines hold it, and callers of the name
+    reach that one."""
+    kiln = write_tree(home / "kiln", {
+        "glaze/fire.py": (
+            "from typing import overload\n\n\n"
+            "def heat(piece):\n    return piece\n\n\n"
+            "class Kiln:\n"
+            "    @overload\n    def bake(self, piece: int) -> int: ...\n\n"
+            "    @overload\n    def bake(self, piece: str) -> str: ...\n\n"
+            "    def bake(self, piece):\n        return heat(piece)\n\n"
+            "    def run(self, piece):\n        return self.bake(piece)\n"
+        ),
+        "glaze/Tile.java": (
+            "class Tile {\n"
+            "    int press(int clay) { return press(clay, 2); }\n\n"
+            "    int press(int clay, int times) {\n        return stamp(clay) * times;\n    }\n\n"
+            "    int stamp(int clay) { return clay; }\n"
+            "}\n"
+        ),
+    })  # fmt: skip
+    answer = Index.build(kiln).search("who calls heat").results[0]
+    assert (answer.path, answer.start_line, answer.end_line) == ("glaze/fire.py", 15, 16), "the body, not a stub"
+    with Corpus.open([kiln]) as corpus:
+        (caller,) = [d for _, d in corpus.callers("heat").dependants]
+        assert (caller.symbol, caller.line) == ("Kiln.bake", 16)
+        reached = {(d.symbol, d.depth) for _, d in corpus.impact("heat", depth=2).dependants}
+        assert ("Kiln.run", 2) in reached, "the name's callers reach the body that calls heat"
+        (stamper,) = [d for _, d in corpus.callers("stamp").dependants]
+        assert (stamper.symbol, stamper.line) == ("Tile.press", 5)
+        assert ("Tile.press", 2) in {(d.symbol, d.depth) for _, d in corpus.impact("stamp", depth=2).dependants}
+
+
 def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
     """`from m import f as g` then `g()`, and `import { f as g }` then `g()`: callers of f."""
     till = write_tree(home / "till", {

@@ -159,6 +159,33 @@ def test_a_call_on_a_type_is_that_type_s_method_before_any_other_of_the_name():
     assert (edge.dst - len(files), edge.how) == (0, "exact")
 
 
+def test_overloads_are_told_apart_by_line_as_callers_and_are_all_called():
+    """Overloads share a qualified name (a Java method by arity, `typing.overload`'s stubs
+    before the body): a call is made by the overload whose lines hold it, and a call of the
+    name may be any of them."""
+    files = [FileNode(0, "ink/Palette.java"), FileNode(1, "ink/Canvas.java")]
+    symbols = [
+        SymbolNode(0, 0, "Palette", "Palette", "class", 1, 40),
+        SymbolNode(1, 0, "blend", "Palette.blend", "method", 3, 5),  # blend(a): blend(a, 0.5)
+        SymbolNode(2, 0, "blend", "Palette.blend", "method", 7, 15),  # blend(a, w): the body
+        SymbolNode(3, 0, "mix", "Palette.mix", "method", 17, 20),
+        SymbolNode(4, 1, "paint", "Canvas.paint", "method", 2, 9),
+    ]
+    refs = [
+        ref(0, "call", "blend", 4, "Palette.blend"),  # the short overload calls the long one
+        ref(0, "call", "mix", 11, "Palette.blend"),  # in the long overload's body
+        ref(1, "call", "blend", 5, "Canvas.paint", "Palette"),
+    ]
+    n = len(files)
+    edges = {(e.src - n, e.dst - n, e.how) for e in resolve_edges(files, symbols, refs) if e.kind == "call"}
+    assert (2, 3, "exact") in edges and (1, 3, "exact") not in edges, "mix is called by the overload holding line 11"
+    assert (1, 2, "exact") in edges, "one overload calling the other"
+    assert {(4, 1, "by_name"), (4, 2, "candidate")} <= edges, "a call of the name reaches every overload"
+    graph = DependencyGraph(n + len(symbols), resolve_edges(files, symbols, refs))
+    reached = {step.node - n for step in graph.dependants(n + 3, depth=3)}
+    assert {2, 4} <= reached, "changing mix reaches paint through the body's overload"
+
+
 def test_ambiguous_names_are_not_linked():
     symbols = [sym(0, 1, "parse"), sym(1, 4, "parse"), sym(2, 3, "main")]
     edges = resolve_edges(FILES, symbols, [ref(3, "call", "parse", 2, "main")])

@@ -772,6 +772,19 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     return Previous({r.path: r for r in records}, earlier, segments=segments, file_roles=file_roles)
 
 
+class _Defined(NamedTuple):
+    id: int
+    start_line: int
+    end_line: int
+
+
+def _most_shared(definitions: Sequence[_Defined], first: int, last: int) -> int | None:
+    """The id of the definition sharing the most of lines first..last (the first on a tie)."""
+    if not definitions:
+        return None
+    return max(definitions, key=lambda d: min(d.end_line, last) - max(d.start_line, first)).id
+
+
 def embedder_identity(model: Embedder) -> dict[str, object]:
     return identity(model)
 
@@ -1229,18 +1242,20 @@ def _insert_rows(
             ref_id += ends[2] - ref_start
             continue
         counts.append((len(r.chunks), len(r.symbols), len(r.references)))
-        # A chunk is as central as the symbol it holds (the first of that name), loose code as
-        # its file: the symbol's id is kept for the reader to look its centrality up.
-        by_name: dict[str, int] = {}
+        # A chunk is as central as the symbol it holds (of the definitions of that name, the one
+        # it shares most lines with: overloads share a name), loose code as its file: the
+        # symbol's id is kept for the reader to look its centrality up.
+        by_name: dict[str, list[_Defined]] = {}
         for s in r.symbols:
-            by_name.setdefault(s.qualified_name, symbol_id)
+            by_name.setdefault(s.qualified_name, []).append(_Defined(symbol_id, s.start_line, s.end_line))
             symbol_rows.append(
                 (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
                  s.start_line, s.end_line, s.parent)
             )  # fmt: skip
             symbol_id += 1
         for c in r.chunks:
-            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, by_name.get(c.symbol) if c.symbol else None))
+            owner = _most_shared(by_name.get(c.symbol, ()), c.start_line, c.end_line) if c.symbol else None
+            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, owner))
             chunk_id += 1
         for x in r.references:
             ref_rows.append(

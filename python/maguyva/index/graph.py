@@ -20,7 +20,7 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import rustworkx as rx
@@ -81,7 +81,9 @@ EDGE_KINDS = ("call", "import", "inherit")
 #:   a file of its package: its folder), or an import whose module path names one indexed file;
 #: - "imported": a name defined in a file the caller imports (or a name it imports);
 #: - "by_name": the only definition of that name in the index, with no import to confirm it;
-#: - "candidate": one of the few files an import's module path could name (a tie).
+#: - "candidate": one of the few files an import's module path could name (a tie), or another
+#:   overload of the name a call resolved to (a definition of the same qualified name in the
+#:   same file).
 RESOLUTIONS = ("exact", "imported", "by_name", "candidate")
 _RESOLUTION_CODE = {how: i for i, how in enumerate(RESOLUTIONS)}
 
@@ -182,11 +184,36 @@ def resolve_edges(
         if found is None:
             continue
         defined, how = found
-        src = resolver.node_of_enclosing(ref.file_id, ref.enclosing)
-        dst = resolver.symbol_node(defined)
-        if src != dst:
-            edges.setdefault((src, dst, ref.kind), (ref.line, how))
+        src = resolver.node_of_enclosing(ref.file_id, ref.enclosing, ref.line)
+        # Overloads are one name to a caller: which one a call picks takes its arguments' types,
+        # so each is linked, the others than the one it resolved to as candidates. An overload
+        # calling its own name calls another (`blend(a)` returning `blend(a, 0.5)`).
+        overloads = [s for s in resolver.overloads(defined) if resolver.symbol_node(s) != src]
+        for overload in overloads:
+            chosen = overload is defined or (overload is overloads[0] and defined not in overloads)
+            edges.setdefault((src, resolver.symbol_node(overload), ref.kind), (ref.line, how if chosen else "candidate"))
     return [Edge(src, dst, kind, line, how) for (src, dst, kind), (line, how) in sorted(edges.items())]
+
+
+Spanned = TypeVar("Spanned", bound="HasSpan")
+
+
+class HasSpan(Protocol):
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+
+
+def holding(definitions: Sequence[Spanned], line: int) -> Spanned | None:
+    """Of the definitions of one qualified name in one file, the innermost whose lines hold
+    `line`, else the first. Overloads share a name (Java's and C#'s methods and constructors,
+    `typing.overload`'s stubs, TypeScript's signatures), and so does a function defined again
+    in another branch: a call is made by the one it is written in."""
+    around = [d for d in definitions if d.start_line <= line <= d.end_line]
+    if around:
+        return min(around, key=lambda d: d.end_line - d.start_line)
+    return definitions[0] if definitions else None
 
 
 def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
@@ -207,12 +234,12 @@ class _Resolver:
         self.paths = {f.id: f.path for f in files}
         names, enclosing_files = asked_for(references)
         self.by_name: dict[str, list[SymbolNode]] = defaultdict(list)
-        self.by_qualified: dict[tuple[int, str], SymbolNode] = {}
+        self.by_qualified: dict[tuple[int, str], list[SymbolNode]] = defaultdict(list)
         for symbol in symbols:
             if symbol.name in names:
                 self.by_name[symbol.name].append(symbol)
             if symbol.file_id in enclosing_files:
-                self.by_qualified.setdefault((symbol.file_id, symbol.qualified_name), symbol)
+                self.by_qualified[(symbol.file_id, symbol.qualified_name)].append(symbol)
         self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
         self._packages: dict[str, frozenset[int]] | None = None
 
@@ -232,8 +259,15 @@ class _Resolver:
     def symbol_node(self, symbol: SymbolNode) -> int:
         return self.file_count + symbol.id
 
-    def node_of_enclosing(self, file_id: int, enclosing: str | None) -> int:
-        symbol = self.by_qualified.get((file_id, enclosing)) if enclosing else None
+    def overloads(self, symbol: SymbolNode) -> list[SymbolNode]:
+        """`symbol` and every other definition of its qualified name in its file, in order."""
+        return [s for s in self.by_name[symbol.name] if s.file_id == symbol.file_id and s.qualified_name == symbol.qualified_name]
+
+    def node_of_enclosing(self, file_id: int, enclosing: str | None, line: int) -> int:
+        """The node of the definition `enclosing` whose lines hold `line`, or the file's node
+        for its top-level code."""
+        found = self.by_qualified.get((file_id, enclosing), ()) if enclosing else ()
+        symbol = holding(found, line)
         return self.symbol_node(symbol) if symbol else file_id
 
     def module_files(self, module: str, importer: int) -> list[int]:
@@ -286,9 +320,10 @@ class _Resolver:
         imported = [s for s in candidates if s.file_id in imported_files]
         if imported:
             return _closest(imported, ref), "imported"
-        if len(candidates) == 1 and ref.name in imported_names:
+        # One definition, counting a name's overloads as one.
+        if _one_name(candidates) and ref.name in imported_names:
             return candidates[0], "imported"
-        if len(candidates) == 1 and len(self.by_name[ref.name]) == 1 and self.visible_by_name(ref, outside):
+        if _one_name(candidates) and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
             return candidates[0], "by_name"
         return None
 
@@ -331,6 +366,13 @@ def _files_by_module_tail(paths: tuple[str, ...], ids: tuple[int, ...]) -> dict[
 def _folder(path: str) -> str:
     """The folder of a relative path ("" at the root)."""
     return path.rpartition("/")[0]
+
+
+def _one_name(definitions: Sequence[SymbolNode]) -> bool:
+    """Whether `definitions` are one qualified name in one file (overloads of one name)."""
+    return bool(definitions) and all(
+        (d.file_id, d.qualified_name) == (definitions[0].file_id, definitions[0].qualified_name) for d in definitions
+    )
 
 
 def _closest(candidates: list[SymbolNode], ref: ReferenceRow) -> SymbolNode:
@@ -405,6 +447,7 @@ def centrality(node_count: int, edges: EdgeColumns) -> np.ndarray:
     """
     if node_count == 0:
         return np.zeros(0, dtype=np.float32)
+    edges = counted(edges)
     graph = rx.PyDiGraph()
     graph.add_nodes_from(range(node_count))
     graph.add_edges_from_no_data(list(zip(edges.src.tolist(), edges.dst.tolist())))
@@ -419,8 +462,15 @@ def centrality(node_count: int, edges: EdgeColumns) -> np.ndarray:
     return (np.maximum(0.0, node_count * values - 1.0) / config.current().CENTRALITY_DIVISOR).astype(np.float32)
 
 
+def counted(edges: EdgeColumns) -> EdgeColumns:
+    """The edges centrality and in-degree count: a call counts once, for the overload it was
+    resolved to, not again for each other overload of its name (candidate call edges)."""
+    return edges[~((edges.kind == EDGE_KINDS.index("call")) & (edges.how == RESOLUTIONS.index("candidate")))]
+
+
 def in_degree(node_count: int, edges: EdgeColumns) -> np.ndarray:
-    """How many distinct nodes depend directly on each node."""
+    """How many distinct nodes depend directly on each node (of the `counted` edges)."""
+    edges = counted(edges)
     # Each distinct (src, dst) once, as one integer, then counted by dst.
     pairs = np.unique(edges.src * node_count + edges.dst)
     return np.bincount(pairs % max(node_count, 1), minlength=node_count).astype(np.int32)

@@ -19,8 +19,9 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from maguyva.index.graph import RESOLUTIONS
+from maguyva.index.graph import RESOLUTIONS, holding
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.segments import REFS
 from maguyva.serve.navigate import Definition, Dependant, describe, walk_in
@@ -177,7 +178,7 @@ def walk_into(
     for call in calls:
         if not impact and call.kind != "call":
             continue
-        node = _node_of(reader, call.file_id, call.enclosing)
+        node = _node_of(reader, call.file_id, call.enclosing, call.line)
         known = first.get(node)
         if known is None or (RESOLUTIONS.index(call.how), call.line) < (RESOLUTIONS.index(known.how), known.line):
             first[node] = call
@@ -193,15 +194,22 @@ def walk_into(
     return out + describe(reader, further, len(further))
 
 
-def _node_of(reader: IndexReader, file_id: int, enclosing: str | None) -> int:
-    """The graph node of the definition `enclosing` (a qualified name) in the file, or the
-    file's node for its top-level code."""
+def _node_of(reader: IndexReader, file_id: int, enclosing: str | None, line: int) -> int:
+    """The graph node of the definition `enclosing` (a qualified name) in the file whose lines
+    hold `line`, or the file's node for its top-level code."""
     if enclosing:
         ids = reader.symbols_by_name.get(enclosing.rsplit(".", 1)[-1], [])
-        for i, f, qualified in reader.symbols_at(ids, "file_id, qualified_name") if ids else ():
-            if f == file_id and qualified == enclosing:
-                return len(reader.files) + int(i)
+        rows = reader.symbols_at(ids, "file_id, qualified_name, start_line, end_line") if ids else []
+        found = holding([_Span(int(i), a, b) for i, f, q, a, b in rows if f == file_id and q == enclosing], line)
+        if found is not None:
+            return len(reader.files) + found.id
     return file_id
+
+
+class _Span(NamedTuple):
+    id: int
+    start_line: int
+    end_line: int
 
 
 def _labels(reader: IndexReader, nodes: Iterable[int]) -> dict[int, tuple[str | None, str, str]]:

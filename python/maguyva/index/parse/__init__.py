@@ -35,9 +35,10 @@ __all__ = ["PARSER_VERSION", "language_for", "parse_file", "without_export_macro
 logger = logging.getLogger("maguyva.index.parse")
 
 
-#: Raised whenever a change to the rules below changes what a file parses into, so that indexes
-#: built before it parse their files again instead of keeping the old symbols and chunks.
-PARSER_VERSION = 8
+#: Raised whenever a change to the rules below changes what a file parses into (or what its
+#: references resolve to), so that indexes built before it parse their files again instead of
+#: keeping the old symbols, chunks and edges.
+PARSER_VERSION = 9
 
 
 def parse_file(path: str, content: bytes) -> ParsedFile:
