@@ -253,6 +253,8 @@ def goal_lines(report: dict, method: str, peer_methods: list[str]) -> list[str]:
     """One line per intent: the method's figures against the goals, "ok" or "MISS" each."""
     lines = []
     for intent, summary in report["methods"][method].items():
+        if summary["ndcg@10"] is None:  # a set without questions of this intent
+            continue
         min_ndcg, min_recall = GOALS[intent]
         checks = [f"NDCG {_fmt(summary['ndcg@10'])} >= {min_ndcg} "
                   f"{'ok' if summary['ndcg@10'] >= min_ndcg else 'MISS'}"]

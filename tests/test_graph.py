@@ -186,6 +186,33 @@ def test_overloads_are_told_apart_by_line_as_callers_and_are_all_called():
     assert {2, 4} <= reached, "changing mix reaches paint through the body's overload"
 
 
+def test_a_call_on_its_own_object_looks_in_the_class_then_its_bases():
+    """`super().x()` is the base class's x, never the caller's own; `self.x()` is the class's own
+    x, else its base's; the bases are the ones the class declares (imported for Python)."""
+    files = [FileNode(0, "pots/base.py"), FileNode(1, "pots/vase.py"), FileNode(2, "kiln/Shelf.java"),
+             FileNode(3, "kiln/Rack.java")]
+    symbols = [
+        sym(0, 0, "Vessel"), sym(1, 0, "Vessel.fill", "method", 3), sym(2, 0, "Vessel.seal", "method", 10),
+        sym(3, 1, "Vase"), sym(4, 1, "Vase.fill", "method", 5), sym(5, 1, "seal", "function", 20),
+        sym(6, 2, "Shelf.load", "method", 2), sym(7, 3, "Rack.load", "method", 2), sym(8, 3, "Rack"),
+    ]
+    refs = [
+        ref(1, "import", "pots.base", 1, names=["Vessel"]),
+        ref(1, "inherit", "Vessel", 4, "Vase"),
+        ref(1, "call", "fill", 6, "Vase.fill", "super()"),  # Vessel.fill, not Vase.fill itself
+        ref(1, "call", "seal", 7, "Vase.fill", "self"),  # Vessel.seal, not the module's seal()
+        ref(3, "inherit", "Shelf", 1, "Rack"),
+        ref(3, "call", "load", 3, "Rack.load", "super"),  # Java: Shelf.load, same package
+    ]
+    n = len(files)
+    edges = {(e.src - n, e.dst - n, e.how) for e in resolve_edges(files, symbols, refs) if e.kind == "call"}
+    assert edges == {(4, 1, "imported"), (4, 2, "imported"), (7, 6, "by_name")}
+    # A class whose bases define nothing of the name: `super()` links nowhere, `self` as before.
+    orphan = [ref(1, "call", "fill", 6, "Vase.fill", "super()"), ref(1, "call", "seal", 7, "Vase.fill", "self")]
+    edges = {(e.src - n, e.dst - n) for e in resolve_edges(files, symbols, orphan) if e.kind == "call"}
+    assert edges == {(4, 5)}
+
+
 def test_ambiguous_names_are_not_linked():
     symbols = [sym(0, 1, "parse"), sym(1, 4, "parse"), sym(2, 3, "main")]
     edges = resolve_edges(FILES, symbols, [ref(3, "call", "parse", 2, "main")])

@@ -240,6 +240,11 @@ class _Resolver:
                 self.by_name[symbol.name].append(symbol)
             if symbol.file_id in enclosing_files:
                 self.by_qualified[(symbol.file_id, symbol.qualified_name)].append(symbol)
+        # A class's base names, by (file, class): a method's `super` and `self` calls look there.
+        self.bases: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for ref in references:
+            if ref.kind == "inherit" and ref.enclosing:
+                self.bases[(ref.file_id, ref.enclosing)].append(ref.name)
         self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
         self._packages: dict[str, frozenset[int]] | None = None
 
@@ -309,6 +314,10 @@ class _Resolver:
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
+        if ref.qualifier in _OWN_RECEIVERS and ref.kind == "call" and ref.enclosing and "." in ref.enclosing:
+            inherited = self.inherited(ref, candidates, imported_files)
+            if inherited is not None or ref.qualifier in _BASE_RECEIVERS:
+                return inherited
         same_file = [s for s in candidates if s.file_id == ref.file_id]
         if same_file:
             return _closest(same_file, ref), "exact"
@@ -325,6 +334,30 @@ class _Resolver:
             return candidates[0], "imported"
         if _one_name(candidates) and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
             return candidates[0], "by_name"
+        return None
+
+    def inherited(
+        self, ref: ReferenceRow, candidates: Sequence[SymbolNode], imported_files: set[int]
+    ) -> tuple[SymbolNode, str] | None:
+        """What a call on the caller's own object names (`self.x()`, `this.x()`: its class's
+        method; `super().x()`, `super.x()`: its base classes'), from the bases the class's own
+        declaration names: in the caller's file, a file it imports, or (outside Python, whose
+        names are lexical) the one definition of that class's method anywhere."""
+        owner = ref.enclosing.rsplit(".", 1)[0] if ref.enclosing else ""
+        if ref.qualifier not in _BASE_RECEIVERS:
+            own = [s for s in candidates if s.file_id == ref.file_id and s.qualified_name == f"{owner}.{ref.name}"]
+            if own:
+                return own[0], "exact"
+        python = self.paths[ref.file_id].endswith(_PYTHON_SUFFIXES)
+        for base in self.bases.get((ref.file_id, owner), ()):
+            method = f"{base}.{ref.name}"
+            typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
+            for tier, how in ((ref.file_id,), "exact"), (imported_files, "imported"):
+                found = [s for s in typed if s.file_id in tier]
+                if found:
+                    return min(found, key=lambda s: (s.file_id, s.start_line)), how
+            if not python and _one_name(typed):
+                return typed[0], "by_name"
         return None
 
     def visible_by_name(self, ref: ReferenceRow, outside: set[str]) -> bool:
@@ -366,6 +399,12 @@ def _files_by_module_tail(paths: tuple[str, ...], ids: tuple[int, ...]) -> dict[
 def _folder(path: str) -> str:
     """The folder of a relative path ("" at the root)."""
     return path.rpartition("/")[0]
+
+
+#: Receivers that are the caller's own object: its class's methods, then its bases'.
+_OWN_RECEIVERS = frozenset({"self", "cls", "this", "super", "super()"})
+#: Of those, the ones that skip the class's own methods.
+_BASE_RECEIVERS = frozenset({"super", "super()"})
 
 
 def _one_name(definitions: Sequence[SymbolNode]) -> bool:
