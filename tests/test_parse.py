@@ -23,6 +23,7 @@ from maguyva.index.chunk import (
 )
 from maguyva.index.model import ParsedFile
 from maguyva.index.parse import language_for, parse_file, without_export_macros
+from maguyva.index.parse.macros import first_branch_of_unbalanced_conditionals
 from maguyva.lexicon import code_words, split_identifier, stem
 
 
@@ -540,6 +541,49 @@ def test_macro_blanking_keeps_offsets_and_leaves_other_code_alone() -> None:
     other = b"subclass LIB_API x {\n#elif LIB_VERSION (2)\n"
     assert without_export_macros(other, "cpp") == other
     assert [(s.name, s.kind) for s in parse_file("f.c", source).symbols][-1] == ("f", "function")
+
+
+_PLATFORM_BRANCHES = b"""static int drain(struct pipe* p) {
+  int n = 0;
+#if defined(HAVE_FAST_POLL)
+  while (fast_ready(p)) {
+#elif defined(HAVE_SLOW_POLL)
+  while (slow_ready(p)) {
+#else
+  for (;;) {
+#endif
+    n += take(p);
+  }
+  /* #else { a brace in a comment */
+  return n;
+}
+
+#ifdef _WIN32
+int wait_pipe(struct pipe* p) { return win_wait(p); }
+#else
+int wait_pipe(struct pipe* p) { return posix_wait(p); }
+#endif
+
+int after(void) { return drain(0); }
+"""
+
+
+def test_branches_that_each_open_a_brace_do_not_hide_the_function_around_them() -> None:
+    """The grammar reads every branch of an `#if`: three loops opened, one closed. Reduced to
+    its first branch, the function is whole; branches that balance keep their definitions."""
+    parsed = parse_file("pipes/drain.c", _PLATFORM_BRANCHES)
+    assert [(s.name, s.start_line, s.end_line) for s in parsed.symbols] == [
+        ("drain", 1, 14), ("wait_pipe", 17, 17), ("wait_pipe", 19, 19), ("after", 22, 22)]  # fmt: skip
+    calls = {(r.name, r.enclosing) for r in parsed.references if r.kind == "call"}
+    assert {("fast_ready", "drain"), ("take", "drain"), ("drain", "after")} <= calls
+    assert ("slow_ready", "drain") not in calls  # the other branches are blanked for the grammar
+    reduced = first_branch_of_unbalanced_conditionals(_PLATFORM_BRANCHES)
+    assert len(reduced) == len(_PLATFORM_BRANCHES) and reduced.count(b"\n") == _PLATFORM_BRANCHES.count(b"\n")
+    assert b"#if defined" not in reduced and b"slow_ready" not in reduced and b"#ifdef _WIN32" in reduced
+    # What is shown is the file as written.
+    assert any(b"slow_ready" in c.text.encode() for c in parsed.chunks)
+    two = b"#if A\nint f(void) {\n#else\nint f(int x) {\n#endif\n  return 0;\n}\n#if B\nint g;\n#else\nlong g;\n#endif\n"
+    assert first_branch_of_unbalanced_conditionals(two).count(b"#") == 3  # the balanced group is kept
 
 
 def test_elixir_clauses_are_one_symbol_with_the_doc() -> None:

@@ -11,7 +11,7 @@ from maguyva.index.chunk import chunk_code
 from maguyva.index.model import ParsedFile, Reference, Symbol
 from maguyva.index.parse.compiled import Compiled, parser_for
 from maguyva.index.parse.languages import LanguageSpec
-from maguyva.index.parse.macros import without_export_macros
+from maguyva.index.parse.macros import first_branch_of_unbalanced_conditionals, without_export_macros
 from maguyva.index.parse.text import (
     clean_comments,
     clean_module,
@@ -80,6 +80,8 @@ def parse_code(path: str, compiled: Compiled, content: bytes, lines: list[str]) 
     spec = compiled.spec
     language = spec.name
     source = without_export_macros(content, language)
+    if language in ("c", "cpp"):
+        source = first_branch_of_unbalanced_conditionals(source)
     tree = parser_for(language).parse(source)
     root = tree.root_node
     found = _collect(compiled, root)
