@@ -376,6 +376,29 @@ def test_a_call_on_a_name_bound_to_an_instance_is_qualified_by_its_type() -> Non
         assert found == expected, path
 
 
+def test_a_call_on_a_member_of_the_instance_is_qualified_by_the_member_s_type() -> None:
+    """`self.courier = Courier()` (or `self.courier: net.Courier`) in one method types
+    `self.courier` in every method of the class; a Java field types its bare name and `this.x`,
+    a TypeScript field `this.x`. A bare name in a Python method does not see the class's."""
+    source = (
+        b"class Client:\n    def __init__(self):\n        self.courier: net.Courier = net.Courier()\n"
+        b"        self.store = Store()\n        self.both = Store()\n\n"
+        b"    def reset(self):\n        self.both = Cache()\n        courier = make()\n\n"
+        b"    def run(self):\n        self.courier.get()\n        self.store.get()\n        self.both.get()\n"
+        b"        courier.get()\n        other.courier.get()\n\n"
+        b"        def later():\n            self.store.get()\n"
+    )
+    found = [r.qualifier for r in parse_file("app/client.py", source).references if r.name == "get"]
+    assert found == ["Courier", "Store", "self.both", "courier", "other.courier", "Store"]
+    java = b"class Client {\n  private Courier courier;\n  void run(Store courier2) {\n    courier.get();\n    this.courier.get();\n    courier2.get();\n  }\n}\n"
+    script = b"class Client {\n  private courier: Courier;\n  run() {\n    this.courier.get();\n    courier.get();\n  }\n}\n"
+    for path, source, expected in (
+        ("src/Client.java", java, ["Courier", "Courier", "Store"]),
+        ("web/client.ts", script, ["Courier", "courier"]),
+    ):
+        assert [r.qualifier for r in parse_file(path, source).references if r.name == "get"] == expected, path
+
+
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
     body = "".join(f"    step_{i}()\n" for i in range(90))
     content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()

@@ -510,8 +510,9 @@ class _File:
         pending.sort(key=lambda item: item[0])
         enclosing = _enclosing([item[0] for item in pending], spans)
         typed = _receiver_types_of(found, spans)
+        bare_members = self.spec.name in _BARE_MEMBERS
         references = [
-            Reference(kind, name, line, outer, typed.get((outer, qualifier), qualifier) if kind == "call" else qualifier, names)
+            Reference(kind, name, line, outer, _receiver_type(typed, outer, qualifier, bare_members) if kind == "call" else qualifier, names)
             for (_, kind, name, line, qualifier, names), outer in zip(
                 pending, enclosing, strict=True
             )
@@ -530,9 +531,39 @@ def _receiver_types_of(found: _Matches, spans: list[_Span]) -> dict[tuple[str | 
     scopes = _enclosing([position for position, _, _ in receivers], spans)
     types: dict[tuple[str | None, str], str | None] = {}
     for (_, name, kind), scope in zip(receivers, scopes, strict=True):
+        if name.startswith(_OWN) and scope and "." in scope:
+            scope = scope.rsplit(".", 1)[0]  # `self.x` set in a method: the class's member
         key = (scope, name)
         types[key] = kind if types.get(key, kind) == kind else None
     return {key: kind for key, kind in types.items() if kind is not None}
+
+
+#: How a method names its own object's members.
+_OWN = ("self.", "this.")
+#: Languages whose methods see their class's fields by their bare names.
+_BARE_MEMBERS = frozenset({"java"})
+
+
+def _receiver_type(
+    typed: dict[tuple[str | None, str], str], scope: str | None, qualifier: str, bare_members: bool
+) -> str:
+    """The type a call's qualifier is an instance of, where known, else the qualifier: bound in
+    the call's own scope, or a member of a class around it (`self.router`, `this.router`, and a
+    field's bare name where the language lets a method see it)."""
+    found = typed.get((scope, qualifier))
+    if found is not None:
+        return found
+    member = qualifier.startswith(_OWN)
+    if not (member or (bare_members and qualifier and "." not in qualifier)):
+        return qualifier
+    names = (qualifier, qualifier.split(".", 1)[1]) if member else (qualifier,)
+    while scope and "." in scope:
+        scope = scope.rsplit(".", 1)[0]
+        for name in names:
+            found = typed.get((scope, name))
+            if found is not None:
+                return found
+    return qualifier
 
 
 def _enclosing(positions: list[int], spans: list[_Span]) -> list[str | None]:

@@ -19,6 +19,9 @@
 (local_variable_declaration type: (type_identifier) @receiver.type
     declarator: (variable_declarator name: (identifier) @receiver.var))
 (formal_parameter type: (type_identifier) @receiver.type name: (identifier) @receiver.var)
+;; a field: a receiver in every method of its class
+(field_declaration type: (type_identifier) @receiver.type
+    declarator: (variable_declarator name: (identifier) @receiver.var))
 
 ;; imports
 (import_declaration [(identifier) (scoped_identifier)] @import.module .) @import

@@ -18,6 +18,14 @@
     (#match? @receiver.type "^[A-Z]"))
 (typed_parameter (identifier) @receiver.var type: (type (identifier) @receiver.type))
 (typed_default_parameter name: (identifier) @receiver.var type: (type (identifier) @receiver.type))
+;; an attribute of the instance (`self.router = Router()`, `self.router: web.Router = ...`): a
+;; receiver in every method of its class
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier)) @receiver.var
+    right: (call function: [(identifier) @receiver.type (attribute attribute: (identifier) @receiver.type)])
+    (#eq? @_self "self") (#match? @receiver.type "^[A-Z]"))
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier)) @receiver.var
+    type: (type [(identifier) @receiver.type (attribute attribute: (identifier) @receiver.type)])
+    (#eq? @_self "self"))
 
 ;; imports
 (import_statement name: (dotted_name) @import.module) @import
