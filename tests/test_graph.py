@@ -213,6 +213,26 @@ def test_a_call_on_its_own_object_looks_in_the_class_then_its_bases():
     assert edges == {(4, 5)}
 
 
+def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_comes_from():
+    files = [FileNode(0, "loom/__init__.py"), FileNode(1, "loom/shuttle.py"), FileNode(2, "kit/shuttle.py"),
+             FileNode(3, "app.py"), FileNode(4, "loom/spool.py")]
+    symbols = [sym(0, 1, "Shuttle"), sym(1, 1, "Shuttle.throw", "method", 3), sym(2, 2, "Shuttle"),
+               sym(3, 2, "Shuttle.throw", "method", 3), sym(4, 1, "weave"), sym(5, 2, "weave"), sym(6, 3, "main"),
+               sym(7, 4, "wind"), sym(8, 2, "wind")]
+    package = [ref(0, "import", ".shuttle", 1, names=["Shuttle", "weave"]), ref(0, "import", ".spool", 2, names=["*"])]
+    app = [ref(3, "import", "loom", 1, names=["Shuttle", "weave", "wind"]), ref(3, "call", "throw", 5, "main", "Shuttle"),
+           ref(3, "call", "weave", 6, "main"), ref(3, "call", "wind", 7, "main")]
+    n = len(files)
+
+    def calls(references, import_rows=None):
+        return {(e.dst - n, e.how) for e in resolve_edges(files, symbols, references, import_rows) if e.kind == "call"}
+
+    assert calls(package + app) == {(1, "imported"), (4, "imported"), (7, "imported")}
+    # An update resolving app.py alone reads the package's imports from the generation before.
+    assert calls(app, lambda ids: [r for r in package if r.file_id in ids]) == {(1, "imported"), (4, "imported"), (7, "imported")}
+    assert calls(app) == set(), "without the package's imports, each name has two definitions"
+
+
 def test_ambiguous_names_are_not_linked():
     symbols = [sym(0, 1, "parse"), sym(1, 4, "parse"), sym(2, 3, "main")]
     edges = resolve_edges(FILES, symbols, [ref(3, "call", "parse", 2, "main")])

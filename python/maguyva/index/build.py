@@ -1056,7 +1056,7 @@ def _resolved_edges(records: list[FileRecord], file_ids: Iterable[int], previous
     """`graph.resolve_edges` of the references of the files `file_ids`."""
     references = graph_references(records, file_ids, previous)
     files, symbols = graph_nodes(records, references)
-    return graph.resolve_edges(files, symbols, references)
+    return graph.resolve_edges(files, symbols, references, lambda ids: graph_references(records, ids, previous))
 
 
 def graph_references(
@@ -1118,7 +1118,15 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
         new_base = new_files + int(new_first[i])
         names.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
     reached = previous.callers_of(names)
-    reached.update(previous.importers_of({t for path in added + removed for t in graph.module_tails(path)}))
+    # A file importing names from a module takes them from where that module imports them
+    # (`graph._reexported`): a file whose imports changed has its importers resolved again.
+    kept_before = {i: e for i in changed if (e := _earlier_id(previous, records[i].path)) is not None}
+    before_refs = previous.references(sorted(kept_before.values())) if kept_before else {}
+    imports_changed = [
+        records[i].path for i, e in kept_before.items() if _imports(before_refs[e]) != _imports(records[i].references)
+    ]
+    moved = added + removed + imports_changed
+    reached.update(previous.importers_of({t for path in moved for t in graph.module_tails(path)}))
     redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
     resolved = _resolved_edges(records, redo, previous)
     if not len(earlier.edges):
@@ -1148,6 +1156,16 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     if np.any(kept.dst < 0):  # an edge kept into a removed file: its caller should have been redone
         raise RuntimeError("an edge carried over leads into a file that was removed")
     return graph.EdgeColumns.of(resolved).sorted_with(kept)
+
+
+def _earlier_id(previous: Previous, path: str) -> int | None:
+    before = previous.records.get(path)
+    return before.earlier_id if before is not None else None
+
+
+def _imports(references: Sequence[Reference]) -> set[tuple[str, tuple[str, ...]]]:
+    """What a file imports, as resolution reads it: each module with the names it brings."""
+    return {(r.name, tuple(r.imported_names)) for r in references if r.kind == "import"}
 
 
 def _moved_definitions(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -150,9 +150,14 @@ class EdgeColumns:
 
 
 def resolve_edges(
-    files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: Iterable[ReferenceRow]
+    files: Sequence[FileNode],
+    symbols: Sequence[SymbolNode],
+    references: Iterable[ReferenceRow],
+    import_rows: Callable[[list[int]], Iterable[ReferenceRow]] | None = None,
 ) -> list[Edge]:
-    """Every dependency edge the references support, deduplicated, in a stable order."""
+    """Every dependency edge the references support, deduplicated, in a stable order.
+    `import_rows(file_ids)` gives the references of files outside `references` (an update
+    resolves a few files' again): the imports of a module they import, for its re-exports."""
     references = list(references)
     resolver = _Resolver(files, symbols, references)
     # Imports first: call resolution consults what each file imports.
@@ -166,21 +171,26 @@ def resolve_edges(
     # imports and the definitions).
     edges: dict[tuple[int, int, str], tuple[int, str]] = {}
 
-    for ref in references:
+    # The files each import can mean, by the import's position in `references`.
+    targets_of: dict[int, list[int]] = {}
+    for position, ref in enumerate(references):
         if ref.kind != "import":
             continue
         imported_names[ref.file_id].update(ref.imported_names)
-        targets = resolver.module_files(ref.name, ref.file_id)
+        targets = targets_of[position] = resolver.module_files(ref.name, ref.file_id)
         if not targets:
             outside[ref.file_id].update(ref.imported_names or (ref.name.split(".", 1)[0],))
         for target in targets:
             if target != ref.file_id:
                 imports[ref.file_id].add(target)
                 edges.setdefault((ref.file_id, target, "import"), (ref.line, "exact" if len(targets) == 1 else "candidate"))
+    reexported = _reexported(resolver, references, targets_of, import_rows)
     for ref in references:
         if ref.kind not in ("call", "inherit"):
             continue
-        found = resolver.definition(ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id])
+        found = resolver.definition(
+            ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id], reexported[ref.file_id]
+        )
         if found is None:
             continue
         defined, how = found
@@ -214,6 +224,41 @@ def holding(definitions: Sequence[Spanned], line: int) -> Spanned | None:
     if around:
         return min(around, key=lambda d: d.end_line - d.start_line)
     return definitions[0] if definitions else None
+
+
+def _reexported(
+    resolver: _Resolver,
+    references: list[ReferenceRow],
+    targets_of: dict[int, list[int]],
+    import_rows: Callable[[list[int]], Iterable[ReferenceRow]] | None,
+) -> defaultdict[int, set[int]]:
+    """Per file, the files that define what it imports by name from a module that imports it
+    from them (`from .v2 import ModelField as ModelField` in a package's `__init__.py`; `from
+    .v1 import *`): one step. What a file imports that way is theirs as much as the module's.
+    `targets_of`: the files each import of `references` can mean, by its position."""
+    reexported: defaultdict[int, set[int]] = defaultdict(set)
+    named = [(ref, targets_of[p]) for p, ref in enumerate(references) if p in targets_of and ref.imported_names]
+    modules = {target for _, targets in named for target in targets}
+    if not modules:
+        return reexported
+    # Per module: what each of its imports brings, and from which files.
+    forwards: defaultdict[int, list[tuple[frozenset[str], list[int]]]] = defaultdict(list)
+    for p, ref in enumerate(references):
+        if ref.file_id in modules and p in targets_of and ref.imported_names:
+            forwards[ref.file_id].append((frozenset(ref.imported_names), targets_of[p]))
+    elsewhere = sorted(modules - {ref.file_id for ref in references})
+    if elsewhere and import_rows is not None:
+        for ref in import_rows(elsewhere):
+            if ref.kind == "import" and ref.imported_names:
+                targets = resolver.module_files(ref.name, ref.file_id)
+                forwards[ref.file_id].append((frozenset(ref.imported_names), targets))
+    for ref, targets in named:
+        wanted = set(ref.imported_names)
+        for module in targets:
+            for names, origins in forwards.get(module, ()):
+                if "*" in names or not wanted.isdisjoint(names):
+                    reexported[ref.file_id].update(o for o in origins if o not in (ref.file_id, module))
+    return reexported
 
 
 def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
@@ -293,9 +338,16 @@ class _Resolver:
         return []
 
     def definition(
-        self, ref: ReferenceRow, imported_files: set[int], imported_names: set[str], outside: set[str]
+        self,
+        ref: ReferenceRow,
+        imported_files: set[int],
+        imported_names: set[str],
+        outside: set[str],
+        reexported: set[int],
     ) -> tuple[SymbolNode, str] | None:
-        """The definition `ref` names and how it was found (`RESOLUTIONS`), or None."""
+        """The definition `ref` names and how it was found (`RESOLUTIONS`), or None. A type, or
+        a name the file imports, defined where a module it imports re-exports it from
+        (`reexported`) is imported."""
         candidates = self.by_name.get(ref.name, ())
         if ref.kind == "inherit":
             candidates = [s for s in candidates if s.kind in TYPE_KINDS]
@@ -310,12 +362,13 @@ class _Resolver:
             # (`s.get()` after `s = Session()`, as the parser records it), is that type's.
             method = f"{ref.qualifier}.{ref.name}"
             typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
-            for tier, how in ((ref.file_id,), "exact"), (self.package_of(ref.file_id), "exact"), (imported_files, "imported"):
+            tiers = ((ref.file_id,), "exact"), (self.package_of(ref.file_id), "exact"), (imported_files, "imported"), (reexported, "imported")
+            for tier, how in tiers:
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
         if ref.qualifier in _OWN_RECEIVERS and ref.kind == "call" and ref.enclosing and "." in ref.enclosing:
-            inherited = self.inherited(ref, candidates, imported_files)
+            inherited = self.inherited(ref, candidates, imported_files | reexported if reexported else imported_files)
             if inherited is not None or ref.qualifier in _BASE_RECEIVERS:
                 return inherited
         same_file = [s for s in candidates if s.file_id == ref.file_id]
@@ -327,6 +380,8 @@ class _Resolver:
             if package:
                 return _closest(package, ref), "exact"
         imported = [s for s in candidates if s.file_id in imported_files]
+        if not imported and ref.name in imported_names:
+            imported = [s for s in candidates if s.file_id in reexported]
         if imported:
             return _closest(imported, ref), "imported"
         # One definition, counting a name's overloads as one.
