@@ -399,6 +399,15 @@ def test_a_call_on_a_member_of_the_instance_is_qualified_by_the_member_s_type() 
         assert [r.qualifier for r in parse_file(path, source).references if r.name == "get"] == expected, path
 
 
+def test_a_javascript_reexport_brings_its_names() -> None:
+    """`export { a } from './m'` and `export * from './m'` import as they export: the graph
+    follows a name imported from such an index file to where it is defined."""
+    source = b"export { spin, weave as loom } from './shuttle';\nexport * from './spool';\nexport * as all from './kit';\n"
+    for path in ("loom/index.ts", "loom/index.js"):
+        imports = [(r.name, r.imported_names) for r in parse_file(path, source).references if r.kind == "import"]
+        assert imports == [("./shuttle", ("spin", "weave")), ("./spool", ("*",)), ("./kit", ())], path
+
+
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:
     body = "".join(f"    step_{i}()\n" for i in range(90))
     content = f"x = 1\ny = 2\nz = x + y\n\n\ndef long():\n{body}".encode()
