@@ -233,6 +233,32 @@ def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_com
     assert calls(app) == set(), "without the package's imports, each name has two definitions"
 
 
+def test_a_function_passed_as_a_value_is_a_use_that_impact_counts_and_callers_do_not():
+    files = [FileNode(0, "bell/ring.py"), FileNode(1, "bell/tower.py"), FileNode(2, "bell/far.py")]
+    symbols = [sym(0, 0, "chime"), sym(1, 0, "Clapper"), sym(2, 1, "hang"), sym(3, 1, "toll"),
+               sym(4, 2, "swing"), sym(5, 1, "start")]
+    refs = [
+        ref(1, "import", "bell.ring", 1, names=["chime", "Clapper"]),
+        ref(1, "use", "chime", 3, "hang"),  # register(chime): a function passed on
+        ref(1, "use", "Clapper", 4, "hang"),  # a class passed on
+        ref(1, "use", "rope", 5, "hang"),  # a variable: no definition
+        ref(1, "use", "swing", 6, "hang"),  # the only `swing`, but not imported: not a use
+        ref(1, "call", "chime", 9, "toll"),
+        ref(1, "call", "hang", 12, "start"),
+    ]
+    n = len(files)
+    edges = resolve_edges(files, symbols, refs)
+    assert {(e.src - n, e.dst - n, e.kind, e.how) for e in edges if e.kind in ("use", "call")} == {
+        (2, 0, "use", "imported"), (2, 1, "use", "imported"), (3, 0, "call", "imported"), (5, 2, "call", "exact")}  # fmt: skip
+    graph = DependencyGraph(n + len(symbols), edges)
+    assert [s.node - n for s in graph.callers(n + 0)] == [3], "passing chime on is not calling it"
+    walk = [(s.node - n, s.depth) for s in graph.dependants(n + 0, depth=2)]
+    assert walk == [(3, 1), (2, 1), (5, 2)], "what a call reaches first, then what a value passed on adds"
+    # Centrality and in-degree count what code relies on: the use edges are not counted.
+    columns = EdgeColumns.of(edges)
+    assert in_degree(n + len(symbols), columns)[n + 0] == 1
+
+
 def test_ambiguous_names_are_not_linked():
     symbols = [sym(0, 1, "parse"), sym(1, 4, "parse"), sym(2, 3, "main")]
     edges = resolve_edges(FILES, symbols, [ref(3, "call", "parse", 2, "main")])

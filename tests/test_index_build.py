@@ -595,6 +595,9 @@ GRAPH_EDITS = [
     {"mill/__init__.py": "from mill.press import sift as sift\n"},
     {"mill/__init__.py": "from mill.press import *\n"},
     {"mill/__init__.py": "import mill.press\n"},
+    # A function passed on as a value, then the one it names gone.
+    {"mill/cart.py": "from mill.press import sift\n\nclass Cart:\n    def load(self, g):\n        return list(map(sift, g))\n"},
+    {"mill/press.py": "def press(x):\n    return x\n"},
 ]
 
 

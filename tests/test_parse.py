@@ -337,7 +337,7 @@ def test_a_name_imported_under_another_is_called_by_the_imported_name() -> None:
     assert [r.imported_names for r in imports] == [("post_entry", "close_books"), ("Rate", "Fee")]
     script = b"import { computeTotal as total, applyTax } from './cart/total';\nexport function checkout(items) {\n  return total(items) + applyTax(items);\n}\n"
     for path in ("web/checkout.js", "web/checkout.ts"):
-        found = {(r.kind, r.name) for r in parse_file(path, script).references}
+        found = {(r.kind, r.name) for r in parse_file(path, script).references if r.kind != "use"}
         assert found == {("import", "./cart/total"), ("call", "computeTotal"), ("call", "applyTax")}, path
 
 
@@ -397,6 +397,22 @@ def test_a_call_on_a_member_of_the_instance_is_qualified_by_the_member_s_type() 
         ("web/client.ts", script, ["Courier", "courier"]),
     ):
         assert [r.qualifier for r in parse_file(path, source).references if r.name == "get"] == expected, path
+
+
+def test_a_name_passed_as_an_argument_is_a_use() -> None:
+    """Positional and keyword arguments, bare or on a receiver; a call's own callee and a call
+    passed as an argument are calls, not uses. An alias is its imported name."""
+    source = (
+        b"from bells import ring as chime\n\n\n"
+        b"def hang(bus, rows):\n    bus.on('x', chime)\n    rows.sort(key=by_weight)\n"
+        b"    return list(map(self.polish, rows)), count(tally(rows))\n"
+    )
+    uses = [(r.name, r.qualifier, r.line) for r in parse_file("tower/hang.py", source).references if r.kind == "use"]
+    assert uses == [("ring", "", 5), ("by_weight", "", 6), ("polish", "self", 7), ("rows", "", 7), ("rows", "", 7)]
+    script = b"app.use(logger);\nitems.map(this.render);\nwrap(make(x));\n"
+    for path in ("web/app.js", "web/app.ts"):
+        uses = [(r.name, r.qualifier) for r in parse_file(path, script).references if r.kind == "use"]
+        assert uses == [("logger", ""), ("render", "this"), ("x", "")], path
 
 
 def test_a_javascript_reexport_brings_its_names() -> None:

@@ -512,6 +512,8 @@ export function exported() {
             ("exported", "function", 23, 25),
         ],
         references={
+            ("use", "loud", 12, "Animal.speak", "", ()),  # a name passed as a value
+            ("use", "name", 11, "Animal.speak", "this", ()),
             ("import", "fs", 1, None, "", ("readFile", "writeFile")),
             ("import", "path", 2, None, "", ("path",)),
             ("call", "require", 3, None, "", ()),
@@ -749,6 +751,8 @@ class Session(Base, abc.ABC):
             ("Session.build", "method", 33, 34),
         ],
         references={
+            ("use", "url", 29, "Session.request", "", ()),  # a name passed as a value
+            ("use", "x", 12, "helper", "", ()),
             ("import", "os.path", 2, None, "", ()),
             ("import", "collections", 3, None, "", ("OrderedDict", "defaultdict")),
             ("import", ".", 4, None, "", ("sibling",)),
@@ -1053,6 +1057,8 @@ const arrow = (a: number): number => a + 1;
             ("arrow", "function", 25, 25),
         ],
         references={
+            ("use", "name", 17, "Service.greet", "", ()),  # a name passed as a value
+            ("use", "x", 22, "helper", "", ()),
             ("import", "@angular/core", 1, None, "", ("Injectable",)),
             ("import", "fs", 2, None, "", ("*",)),
             ("inherit", "Named", 5, "Greeter", "", ()),

@@ -2,8 +2,9 @@
 
 Nodes are files and symbols (files first, so a file's node is its id, and a symbol's node is
 the file count plus its id). An edge `a -> b` says that `a` depends on `b`: a symbol or file
-calls `b`, imports it, or inherits from it. Callers of `b` are its predecessors; its blast
-radius is everything that reaches it.
+calls `b`, imports it, inherits from it, or uses it as a value (passes the function on:
+`register(on_save)`). Callers of `b` are its predecessors by calls; its blast radius is
+everything that reaches it.
 
 Call sites name their target only by identifier, so they are resolved the way a reader would:
 a definition in the same file first (in Go, the same package), then one in a file the caller
@@ -74,7 +75,7 @@ class Edge(NamedTuple):
 
 
 #: Every edge kind, in name order: an edge's kind code orders as its name does.
-EDGE_KINDS = ("call", "import", "inherit")
+EDGE_KINDS = ("call", "import", "inherit", "use")
 
 #: How an edge was resolved, the most certain first (an edge's code is its position):
 #: - "exact": a call or inheritance of a name defined in the caller's own file (or, in Go, by
@@ -186,7 +187,7 @@ def resolve_edges(
                 edges.setdefault((ref.file_id, target, "import"), (ref.line, "exact" if len(targets) == 1 else "candidate"))
     reexported = _reexported(resolver, references, targets_of, import_rows)
     for ref in references:
-        if ref.kind not in ("call", "inherit"):
+        if ref.kind not in ("call", "inherit", "use"):
             continue
         found = resolver.definition(
             ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id], reexported[ref.file_id]
@@ -351,13 +352,17 @@ class _Resolver:
         candidates = self.by_name.get(ref.name, ())
         if ref.kind == "inherit":
             candidates = [s for s in candidates if s.kind in TYPE_KINDS]
+        elif ref.kind == "use":
+            # A name passed as a value is most often a variable: only a function, a method or a
+            # type it names where the file can see it (never by name alone) is a use.
+            candidates = [s for s in candidates if s.kind in _USED_KINDS]
         # A bare Go call names a function of its package, or of no package: never a method.
         go_bare = not ref.qualifier and self.paths[ref.file_id].endswith(".go")
         if go_bare:
             candidates = [s for s in candidates if s.kind != "method"]
         if not candidates:
             return None
-        if ref.qualifier and ref.kind == "call":
+        if ref.qualifier and ref.kind in ("call", "use"):
             # A call on a type (`Session.create()`), or on a name bound to an instance of one
             # (`s.get()` after `s = Session()`, as the parser records it), is that type's.
             method = f"{ref.qualifier}.{ref.name}"
@@ -367,7 +372,7 @@ class _Resolver:
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
-        if ref.qualifier in _OWN_RECEIVERS and ref.kind == "call" and ref.enclosing and "." in ref.enclosing:
+        if ref.qualifier in _OWN_RECEIVERS and ref.kind in ("call", "use") and ref.enclosing and "." in ref.enclosing:
             inherited = self.inherited(ref, candidates, imported_files | reexported if reexported else imported_files)
             if inherited is not None or ref.qualifier in _BASE_RECEIVERS:
                 return inherited
@@ -387,7 +392,7 @@ class _Resolver:
         # One definition, counting a name's overloads as one.
         if _one_name(candidates) and ref.name in imported_names:
             return candidates[0], "imported"
-        if _one_name(candidates) and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
+        if ref.kind != "use" and _one_name(candidates) and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
             return candidates[0], "by_name"
         return None
 
@@ -456,6 +461,8 @@ def _folder(path: str) -> str:
     return path.rpartition("/")[0]
 
 
+#: What a name passed as a value can be a use of.
+_USED_KINDS = TYPE_KINDS | {"function", "method"}
 #: Receivers that are the caller's own object: its class's methods, then its bases'.
 _OWN_RECEIVERS = frozenset({"self", "cls", "this", "super", "super()"})
 #: Of those, the ones that skip the class's own methods.
@@ -558,8 +565,10 @@ def centrality(node_count: int, edges: EdgeColumns) -> np.ndarray:
 
 def counted(edges: EdgeColumns) -> EdgeColumns:
     """The edges centrality and in-degree count: a call counts once, for the overload it was
-    resolved to, not again for each other overload of its name (candidate call edges)."""
-    return edges[~((edges.kind == EDGE_KINDS.index("call")) & (edges.how == RESOLUTIONS.index("candidate")))]
+    resolved to, not again for each other overload of its name (candidate call edges); and a
+    value passed on does not count (it says what the code hands around, not what it relies on)."""
+    overload = (edges.kind == EDGE_KINDS.index("call")) & (edges.how == RESOLUTIONS.index("candidate"))
+    return edges[~overload & (edges.kind != EDGE_KINDS.index("use"))]
 
 
 def in_degree(node_count: int, edges: EdgeColumns) -> np.ndarray:
@@ -600,7 +609,14 @@ class DependencyGraph:
 
     def dependants(self, node: int, depth: int) -> list[Step]:
         """Everything that depends on `node` within `depth` edges (any kind), nearest first,
-        each with the shortest path of edges from it to `node`."""
+        each with the shortest path of edges from it to `node`: first what is reached without a
+        value passed on (`use`, which may never be called), then what such edges add."""
+        firm = self._walk(node, depth, skip="use")
+        reached = {node, *(step.node for step in firm)}
+        return firm + [step for step in self._walk(node, depth) if step.node not in reached]
+
+    def _walk(self, node: int, depth: int, skip: str | None = None) -> list[Step]:
+        """Breadth first from `node` against the edges (but those of kind `skip`)."""
         seen = {node}
         found: list[Step] = []
         frontier: deque[tuple[int, int, tuple[Edge, ...]]] = deque([(node, 0, ())])
@@ -609,7 +625,7 @@ class DependencyGraph:
             if d == depth:
                 continue
             for edge in sorted(self.incoming.get(current, ()), key=lambda e: (e.src, e.kind)):
-                if edge.src in seen:
+                if edge.src in seen or edge.kind == skip:
                     continue
                 seen.add(edge.src)
                 step = Step(edge.src, d + 1, (edge, *path))

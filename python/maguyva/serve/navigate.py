@@ -60,7 +60,7 @@ class Dependant:
     line: int
     #: Edges between it and the definition (1: direct).
     depth: int
-    #: What it uses there: the kind of its edge ("call", "import", "inherit") ...
+    #: What it uses there: the kind of its edge ("call", "import", "inherit", "use": passed as a value) ...
     via: str
     #: ... and the qualified name (or path) of what that edge points at.
     uses: str
@@ -150,7 +150,7 @@ def least_certain(resolutions: Iterable[str]) -> str:
 def impact(
     reader: IndexReader, definitions: list[Definition], depth: int = 3, limit: int = 100
 ) -> tuple[list[Dependant], int]:
-    """Everything that depends on the definitions (calls, imports, inherits) within `depth`
+    """Everything that depends on the definitions (calls, imports, inherits, uses) within `depth`
     edges, nearest first, at most `limit`; and how many there are in all."""
     graph = reader.graph
     best: dict[int, tuple[int, Edge, str]] = {}

@@ -97,7 +97,7 @@ def _pattern_role(pattern: str) -> _Pattern:
     definition = _DEFINITION_CAPTURE.search(pattern)
     if definition:
         return _Pattern("definition", definition.group(1))
-    for role in ("signature", "receiver", "call", "import", "inherit", "doc.inner", "doc", "comment"):
+    for role in ("signature", "receiver", "call", "use", "import", "inherit", "doc.inner", "doc", "comment"):
         if f"@{role}" in pattern:
             return _Pattern(role)
     return _Pattern("attribute")

@@ -63,6 +63,8 @@ class _Matches:
     calls: dict[int, tuple[Node, Node | None, Node | None]] = field(default_factory=dict)
     #: Positions of names that look like calls and are not.
     not_calls: set[int] = field(default_factory=set)
+    #: Position of a name passed as a value -> (name, qualifier node).
+    uses: dict[int, tuple[Node, Node | None]] = field(default_factory=dict)
     imports: dict[int, _Import] = field(default_factory=dict)
     bases: list[Node] = field(default_factory=list)
     comments: list[Node] = field(default_factory=list)
@@ -116,6 +118,10 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
                     qualifier[0] if qualifier else None,
                     callee[0] if callee else None,
                 )
+        elif role == "use":
+            name = captures["use.name"][0]
+            qualifier = captures.get("use.qualifier")
+            found.uses[name.start_byte] = (name, qualifier[0] if qualifier else None)
         elif role == "receiver":
             var, kind = captures["receiver.var"][0], captures["receiver.type"][0]
             found.receivers.append((var.start_byte, _text(var), _text(kind)))
@@ -492,6 +498,16 @@ class _File:
                     qualifier = module_aliases[head] + dot + rest
             line = name_node.start_point.row + 1
             pending.append((position, "call", name, line, qualifier, ()))
+        for position, (name_node, qualifier_node) in found.uses.items():
+            if position in found.calls:
+                continue
+            name = last_identifier(_text(name_node))
+            if not name:
+                continue
+            qualifier = clean_qualifier(_text(qualifier_node)) if qualifier_node is not None else ""
+            if not qualifier:
+                name = aliases.get(name, name)
+            pending.append((position, "use", name, name_node.start_point.row + 1, qualifier, ()))
         for entry in found.imports.values():
             cleaned = (import_name(text) for _, text in sorted(entry.names))
             names = tuple(dict.fromkeys(name for name in cleaned if name))
@@ -512,7 +528,7 @@ class _File:
         typed = _receiver_types_of(found, spans)
         bare_members = self.spec.name in _BARE_MEMBERS
         references = [
-            Reference(kind, name, line, outer, _receiver_type(typed, outer, qualifier, bare_members) if kind == "call" else qualifier, names)
+            Reference(kind, name, line, outer, _receiver_type(typed, outer, qualifier, bare_members) if kind in ("call", "use") else qualifier, names)
             for (_, kind, name, line, qualifier, names), outer in zip(
                 pending, enclosing, strict=True
             )

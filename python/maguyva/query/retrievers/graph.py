@@ -73,9 +73,14 @@ def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -
             steps.extend(callers + others)
         else:
             steps.extend(graph.dependants(seed, depth))
-    # Nearer first; callers before other dependants at the same depth (the list order).
-    steps.sort(key=lambda s: s.depth)
-    return _as_chunks(reader, [(s.node, 1.0 / s.depth) for s in steps], limit, _call_lines(reader, steps))
+    # Nearer first; callers before other dependants at the same depth (the list order); and
+    # what is reached only through a value passed on (which may never be called) after all
+    # else, as if that far again.
+    def distance(step: Step) -> int:
+        return step.depth + (depth if any(e.kind == "use" for e in step.path) else 0)
+
+    steps.sort(key=distance)
+    return _as_chunks(reader, [(s.node, 1.0 / distance(s)) for s in steps], limit, _call_lines(reader, steps))
 
 
 def _call_lines(reader: IndexReader, steps: list[Step]) -> list[tuple[int, ...]]:

@@ -295,8 +295,8 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "impact",
             "What depends on a symbol",
-            "The blast radius of changing a symbol: everything that depends on it through calls, imports and "
-            "inheritance, transitively up to `depth` edges, nearest first. Each dependant gives repository, "
+            "The blast radius of changing a symbol: everything that depends on it through calls, imports, "
+            "inheritance and uses as a value (a function passed on), transitively up to `depth` edges, nearest first. Each dependant gives repository, "
             "path, the line where the dependency is written, the enclosing definition, its depth, the kind of "
             f"edge and how the edges were resolved (`resolved`); `files_affected` and `by_depth` summarise the list (at most {MAX_DEPENDANTS}; `total` counts all).",
             graph_walk_input("The symbol's name, possibly qualified.", 3,

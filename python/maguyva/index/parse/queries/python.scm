@@ -13,6 +13,11 @@
 ;; a bare decorator is applied: a call of it
 (decorator (identifier) @call.name)
 (decorator (attribute object: (_) @call.qualifier attribute: (identifier) @call.name))
+;; uses: a name passed as a value (`register(on_save)`, `map(self.clean, rows)`, `key=by_name`)
+(call arguments: (argument_list (identifier) @use.name))
+(call arguments: (argument_list (attribute object: (_) @use.qualifier attribute: (identifier) @use.name)))
+(call arguments: (argument_list (keyword_argument value: (identifier) @use.name)))
+(call arguments: (argument_list (keyword_argument value: (attribute object: (_) @use.qualifier attribute: (identifier) @use.name))))
 ;; receivers: a name bound to an instance of a class, by a constructor call or an annotation
 (assignment left: (identifier) @receiver.var right: (call function: (identifier) @receiver.type)
     (#match? @receiver.type "^[A-Z]"))
