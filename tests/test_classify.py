@@ -76,6 +76,8 @@ def check(query, intent, confidence, rule, subject=None, kind=None):
         ("use std::collections::HashMap", "std::collections::HashMap", None),
         ("class User in models.py", "User", "class"),
         ("class Session.Adapter", "Session.Adapter", "class"),
+        ("def save!", "save!", "function"),  # Ruby's and Elixir's names may end in ! or ?
+        ("def valid?(record)", "valid?", "function"),
     ],
 )
 def test_definition_keyword(query, subject, kind):

@@ -600,3 +600,20 @@ def test_the_words_of_texts_are_the_same_worked_out_or_remembered(texts, earlier
     # The same words at the same places, and ids in the order the words are first met.
     assert remembered == worked_out
     assert warm.words == words == list(dict.fromkeys(word for word, _ in before + remembered))
+
+
+def test_a_name_ending_in_a_bang_or_a_question_mark_is_found_as_written(tmp_path):
+    """Ruby's `save!` beside `save`: the question names the one it spells; a `?` that is only
+    punctuation still finds the name without it."""
+    root = tmp_path / "ledger"
+    root.mkdir()
+    # Bodies long enough that each method is a chunk of its own.
+    body = "".join(f"    step_{i} = {i}\n" for i in range(40))
+    (root / "entry.rb").write_text(
+        f"class Entry\n  def save\n{body}    true\n  end\n\n  def save!\n{body}    save || raise('unsaved')\n  end\n\n"
+        f"  def archive\n{body}    false\n  end\nend\n"
+    )
+    index = Index.build(root, index_dir=tmp_path / "index")
+    assert index.search("def save!").results[0].symbol == "Entry.save!"
+    assert index.search("def save").results[0].symbol == "Entry.save"
+    assert index.search("def archive?").results[0].symbol == "Entry.archive"

@@ -683,5 +683,6 @@ def qualifies(qualified: str, name: str) -> bool:
 
 
 def squashed(name: str) -> str:
-    """A name without case or word separators: parse_config, parseConfig -> parseconfig."""
-    return name.lower().replace("_", "").replace("-", "")
+    """A name without case, word separators or a closing `!` / `?`: parse_config, parseConfig,
+    parse_config? -> parseconfig."""
+    return name.lower().replace("_", "").replace("-", "").rstrip("!?")

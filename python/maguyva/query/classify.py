@@ -174,7 +174,8 @@ _GO_RECEIVER = re.compile(
     r"\(\s*(?:\w+\s+)?\*?\s*(?P<recv>\w+)(?:\[[^\]]*\])?\s*\)\s*(?P<name>\w+)(?P<tail>.*)$"
 )
 _GENERIC_PARAMS = r"(?:<[^>]*>\s*)?"
-_DECLARED_NAME = re.compile(_GENERIC_PARAMS + r"(?P<name>" + _QNAME + r")(?P<tail>.*)$")
+#: A declared name may end in `!` or `?` (Ruby's and Elixir's `save!`, `valid?`).
+_DECLARED_NAME = re.compile(_GENERIC_PARAMS + r"(?P<name>" + _QNAME + r"[!?]?)(?P<tail>.*)$")
 _IMPL = re.compile(
     _GENERIC_PARAMS + r"(?P<name>" + _QNAME + r")(?:<[^>]*>)?(?:\s+for\s+(?P<target>" + _QNAME + r"))?"
     r"(?P<tail>.*)$"
