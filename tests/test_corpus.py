@@ -259,6 +259,30 @@ def test_overloads_each_answer_for_their_own_lines(home: Path):
         assert ("Tile.press", 2) in {(d.symbol, d.depth) for _, d in corpus.impact("stamp", depth=2).dependants}
 
 
+def test_a_call_of_an_overridden_method_may_run_the_override(home: Path):
+    """`kiln.fire()` on a `Kiln` may run `GasKiln.fire`: changing the override reaches that
+    caller, as a candidate, after what calls the override itself."""
+    pottery = write_tree(home / "pottery", {
+        "kilns/base.py": "class Kiln:\n    def fire(self, pot):\n        return pot\n",
+        "kilns/gas.py": (
+            "from kilns.base import Kiln\n\n\n"
+            "class GasKiln(Kiln):\n    def fire(self, pot):\n        return pot + 1\n"
+        ),
+        "studio/run.py": (
+            "from kilns.base import Kiln\nfrom kilns.gas import GasKiln\n\n\n"
+            "def batch(kiln: Kiln, pot):\n    return kiln.fire(pot)\n\n\n"
+            "def gas_batch(kiln: GasKiln, pot):\n    return kiln.fire(pot)\n"
+        ),
+    })  # fmt: skip
+    with Corpus.open([pottery]) as corpus:
+        found = [(d.symbol, d.resolution) for _, d in corpus.callers("GasKiln.fire").dependants]
+        assert found == [("gas_batch", "imported"), ("batch", "candidate")]
+        reached = {(d.symbol, d.resolution) for _, d in corpus.impact("GasKiln.fire", depth=2).dependants}
+        assert {("gas_batch", "imported"), ("batch", "candidate")} <= reached
+        # The base's own callers are its, as before.
+        assert [(d.symbol, d.resolution) for _, d in corpus.callers("Kiln.fire").dependants] == [("batch", "imported")]
+
+
 def test_a_caller_through_an_aliased_import_is_a_caller(home: Path):
     """`from m import f as g` then `g()`, and `import { f as g }` then `g()`: callers of f."""
     till = write_tree(home / "till", {

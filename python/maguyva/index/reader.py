@@ -334,6 +334,33 @@ class IndexReader:
         edges = [graph.Edge(*row) for row in self.edges.rows()]
         return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
 
+    def overridden(self, node: int) -> list[int]:
+        """The graph nodes of the methods that the method at `node` overrides: of its name, in
+        the classes its class declares as bases (one level, as resolution reads them). A call
+        of one of those may run this one."""
+        files = len(self.files)
+        if node < files:
+            return []
+        ((_, file_id, name, qualified, kind),) = self.symbols_at([node - files], "file_id, name, qualified_name, kind")
+        if kind != "method" or "." not in qualified:
+            return []
+        owner = qualified.rsplit(".", 1)[0]
+        classes = [
+            files + i
+            for i, f, q in self.symbols_at(self.symbols_by_name.get(owner.rsplit(".", 1)[-1], []), "file_id, qualified_name")
+            if f == file_id and q == owner
+        ]
+        bases = {e.dst for c in classes for e in self.graph.outgoing.get(c, ()) if e.kind == "inherit" and e.dst >= files}
+        if not bases:
+            return []
+        base_names = {files + i: q for i, q in self.symbols_at(sorted(b - files for b in bases), "qualified_name")}
+        methods = self.symbols_by_name.get(name, [])
+        return sorted(
+            files + i
+            for i, f, q in self.symbols_at(methods, "file_id, qualified_name")
+            if any(q == f"{base}.{name}" and f == self.symbol_locations[b - files][0] for b, base in base_names.items())
+        )
+
     def close(self) -> None:
         with self._db_lock:
             self.db.close()

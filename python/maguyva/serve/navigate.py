@@ -114,7 +114,10 @@ def callers(
     """Code that calls the definitions, directly (depth 1) or through up to `depth` calls,
     nearest first, each caller once at its shortest distance; at most `limit`, and how many
     there are in all."""
-    found = walk_in(reader, [(graph_node(reader, d), 0, RESOLUTIONS[0]) for d in definitions], depth)
+    nodes = [graph_node(reader, d) for d in definitions]
+    # The callers of a method a definition overrides may run it (dispatch): candidates.
+    overridden = [(base, 0, "candidate") for node in nodes for base in reader.overridden(node) if base not in nodes]
+    found = walk_in(reader, [(node, 0, RESOLUTIONS[0]) for node in nodes] + overridden, depth)
     return describe(reader, found, limit), len(found)
 
 
@@ -155,13 +158,17 @@ def impact(
     graph = reader.graph
     best: dict[int, tuple[int, Edge, str]] = {}
     seeds = {graph_node(reader, d) for d in definitions}
-    for seed in sorted(seeds):
-        for step in graph.dependants(seed, depth):
+    # What reaches a method a definition overrides may run it (dispatch): candidates, after
+    # what reaches the definition itself.
+    overridden = sorted({base for seed in seeds for base in reader.overridden(seed)} - seeds)
+    starts = [(seed, RESOLUTIONS[0]) for seed in sorted(seeds)] + [(base, "candidate") for base in overridden]
+    for start, trust in starts:
+        for step in graph.dependants(start, depth):
             if step.node in seeds:
                 continue
             known = best.get(step.node)
             if known is None or step.depth < known[0]:
-                best[step.node] = (step.depth, step.path[0], least_certain(e.how for e in step.path))
+                best[step.node] = (step.depth, step.path[0], least_certain((trust, *(e.how for e in step.path))))
     ordered = sorted(best.items(), key=lambda item: (item[1][0], item[0]))
     found = [(node, d, edge, how) for node, (d, edge, how) in ordered]
     return describe(reader, found, limit), len(found)
@@ -169,18 +176,18 @@ def impact(
 
 def describe(reader: IndexReader, found: list[tuple[int, int, Edge, str]], limit: int) -> list[Dependant]:
     """The first `limit` dependants from (node, depth, its edge towards the definition, the least
-    certain resolution on its way there): nearest first, then the project's own code before tests
-    and vendored code, then by path and line."""
+    certain resolution on its way there): nearest first, candidates after the rest, then the
+    project's own code before tests and vendored code, then by path and line."""
     file_count = len(reader.files)
     locations = reader.symbol_locations
 
     def path_of(node: int) -> str:
         return reader.files[node if node < file_count else locations[node - file_count][0]].path
 
-    def order(item: tuple[int, int, Edge, str]) -> tuple[int, bool, bool, str, int]:
-        node, depth, edge, _ = item
+    def order(item: tuple[int, int, Edge, str]) -> tuple[int, bool, bool, bool, str, int]:
+        node, depth, edge, how = item
         path = path_of(node)
-        return (depth, path_demotion(path) < 1, is_test_path(path), path, edge.line)
+        return (depth, how == "candidate", path_demotion(path) < 1, is_test_path(path), path, edge.line)
 
     found = sorted(found, key=order)[:limit]
     symbol_ids = {n - file_count for node, _, edge, _ in found for n in (node, edge.dst) if n >= file_count}

@@ -64,23 +64,35 @@ def symbol_nodes(reader: IndexReader, name: str) -> list[int]:
 
 def _dependants(reader: IndexReader, seeds: list[int], depth: int, limit: int) -> list[Candidate]:
     graph = reader.graph
-    steps = []
-    for seed in seeds:
+
+    def reaching(node: int) -> list[Step]:
         if depth == 1:
-            callers = graph.callers(seed)
+            callers = graph.callers(node)
             called = {s.node for s in callers}
-            others = [s for s in graph.dependants(seed, 1) if s.node not in called]
-            steps.extend(callers + others)
-        else:
-            steps.extend(graph.dependants(seed, depth))
+            return callers + [s for s in graph.dependants(node, 1) if s.node not in called]
+        return graph.dependants(node, depth)
+
+    steps = [step for seed in seeds for step in reaching(seed)]
+    # A call of a method that a seed overrides may run the seed (dispatch): what reaches that
+    # method counts too, as what a value passed on reaches does.
+    reached = {*seeds, *(s.node for s in steps)}
+    overriding = [step for seed in seeds for base in reader.overridden(seed) for step in reaching(base)]
+    indirect = {id(step) for step in overriding}
+    for step in overriding:
+        if step.node not in reached:
+            reached.add(step.node)
+            steps.append(step)
+
     # Nearer first; callers before other dependants at the same depth (the list order); and
-    # what is reached only through a value passed on (which may never be called) after all
-    # else, as if that far again.
+    # what is reached only through a value passed on (which may never be called) or through a
+    # method the seed overrides, after all else, as if that far again.
     def distance(step: Step) -> int:
-        return step.depth + (depth if any(e.kind == "use" for e in step.path) else 0)
+        return step.depth + (depth if id(step) in indirect or any(e.kind == "use" for e in step.path) else 0)
 
     steps.sort(key=distance)
-    return _as_chunks(reader, [(s.node, 1.0 / distance(s)) for s in steps], limit, _call_lines(reader, steps))
+    # What is reached only indirectly does not ride on the rank of a chunk a firm dependant shows.
+    scored = [(s.node, 1.0 / distance(s)) for s in steps]
+    return _as_chunks(reader, scored, limit, _call_lines(reader, steps), joins_from=1.0 / depth)
 
 
 def _call_lines(reader: IndexReader, steps: list[Step]) -> list[tuple[int, ...]]:
@@ -176,12 +188,17 @@ def _neighbourhood(reader: IndexReader, seeds: list[int]) -> tuple[list[int], np
 
 
 def _as_chunks(
-    reader: IndexReader, scored_nodes: list[tuple[int, float]], limit: int, lines: list[tuple[int, ...]] | None = None
+    reader: IndexReader,
+    scored_nodes: list[tuple[int, float]],
+    limit: int,
+    lines: list[tuple[int, ...]] | None = None,
+    joins_from: float = 0.0,
 ) -> list[Candidate]:
     """The chunk showing each node, first occurrence kept, at most `limit`; each with the spans
     of the symbols found in it (two callers defined in one chunk are two answers). With `lines`
     (per node, `_call_lines`), a file node is shown by the chunks holding those lines, each line
-    an answer, rather than by the file's first chunk."""
+    an answer, rather than by the file's first chunk. A node scored below `joins_from` adds no
+    answer to a chunk that a node scored higher shows: it would take that node's rank."""
     order: list[int] = []
     best: dict[int, float] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
@@ -207,6 +224,8 @@ def _as_chunks(
                 order.append(chunk)
                 best[chunk] = score
                 spans[chunk] = []
+            elif score < joins_from and score < best[chunk]:
+                continue
             if span not in spans[chunk]:
                 spans[chunk].append(span)
     return [Candidate(chunk, best[chunk], tuple(spans[chunk])) for chunk in order]
