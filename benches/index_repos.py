@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from queries import build_number
+
 from maguyva import config
 from maguyva.index.build import build_index
 
@@ -34,15 +36,7 @@ def main() -> int:
     parser.add_argument("--build", action="append", metavar="NAME=V", default=[],
                         help="build with this number of maguyva.config at V (repeatable)")
     args = parser.parse_args()
-    numbers = {}
-    for spec in args.build:
-        name, _, value = spec.partition("=")
-        if name not in config.Tuning.numbers():
-            parser.error(f"--build {spec}: not NAME=V with NAME a number of maguyva.config")
-        try:
-            numbers[name] = type(getattr(config.DEFAULT, name))(float(value))
-        except ValueError:
-            parser.error(f"--build {spec}: the value must be a number")
+    numbers = dict(build_number(parser, spec) for spec in args.build)
     tuning = config.DEFAULT.but(**numbers)
 
     repos = json.loads((args.bench / "repos.json").read_text())

@@ -321,21 +321,6 @@ def tuned_number(repos: list[BenchRepo], name: str, value: float) -> Iterator[No
             searcher.tuning = original
 
 
-def build_number(parser: argparse.ArgumentParser, spec: str) -> tuple[str, float]:
-    """`--build NAME=V`: a number of maguyva.config and the value the indexes are built with."""
-    from maguyva import config
-
-    name, _, value = spec.partition("=")
-    designed = getattr(config.DEFAULT, name, None) if name in config.Tuning.numbers() else None
-    if not isinstance(designed, int | float) or isinstance(designed, bool):
-        parser.error(f"--build {spec}: not NAME=V with NAME a number of maguyva.config")
-    try:
-        number = float(value)
-    except ValueError:
-        parser.error(f"--build {spec}: the value must be a number")
-    return name, int(number) if isinstance(designed, int) and number.is_integer() else number
-
-
 def sweep_variants(parser: argparse.ArgumentParser, spec: str) -> list[Variant]:
     """The variants of `--sweep NAME=V1,V2`: the default preset with NAME at each value."""
     from maguyva import config
@@ -691,7 +676,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     queries._self_check()
     global LOCAL_MODEL, BUILD_NUMBERS
     LOCAL_MODEL = args.local_model
-    BUILD_NUMBERS = dict(build_number(parser, spec) for spec in args.build or [])
+    BUILD_NUMBERS = dict(queries.build_number(parser, spec) for spec in args.build or [])
     rg = find_rg()
     if rg is None:
         parser.error("rg not found on PATH (pip install ripgrep)")

@@ -474,5 +474,20 @@ def main() -> int:
     return 0
 
 
+def build_number(parser: argparse.ArgumentParser, spec: str) -> tuple[str, float]:
+    """`--build NAME=V`: a number of maguyva.config and the value the indexes are built with."""
+    from maguyva import config
+
+    name, _, value = spec.partition("=")
+    designed = getattr(config.DEFAULT, name, None) if name in config.Tuning.numbers() else None
+    if not isinstance(designed, int | float) or isinstance(designed, bool):
+        parser.error(f"--build {spec}: not NAME=V with NAME a number of maguyva.config")
+    try:
+        number = float(value)
+    except ValueError:
+        parser.error(f"--build {spec}: the value must be a number")
+    return name, int(number) if isinstance(designed, int) and number.is_integer() else number
+
+
 if __name__ == "__main__":
     sys.exit(main())

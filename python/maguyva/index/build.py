@@ -772,13 +772,7 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     return Previous({r.path: r for r in records}, earlier, segments=segments, file_roles=file_roles)
 
 
-class _Defined(NamedTuple):
-    id: int
-    start_line: int
-    end_line: int
-
-
-def _most_shared(definitions: Sequence[_Defined], first: int, last: int) -> int | None:
+def _most_shared(definitions: Sequence[graph.DefinitionSpan], first: int, last: int) -> int | None:
     """The id of the definition sharing the most of lines first..last (the first on a tie)."""
     if not definitions:
         return None
@@ -1263,9 +1257,9 @@ def _insert_rows(
         # A chunk is as central as the symbol it holds (of the definitions of that name, the one
         # it shares most lines with: overloads share a name), loose code as its file: the
         # symbol's id is kept for the reader to look its centrality up.
-        by_name: dict[str, list[_Defined]] = {}
+        by_name: dict[str, list[graph.DefinitionSpan]] = {}
         for s in r.symbols:
-            by_name.setdefault(s.qualified_name, []).append(_Defined(symbol_id, s.start_line, s.end_line))
+            by_name.setdefault(s.qualified_name, []).append(graph.DefinitionSpan(symbol_id, s.start_line, s.end_line))
             symbol_rows.append(
                 (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
                  s.start_line, s.end_line, s.parent)

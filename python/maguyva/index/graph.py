@@ -21,7 +21,7 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import rustworkx as rx
@@ -206,14 +206,15 @@ def resolve_edges(
     return [Edge(src, dst, kind, line, how) for (src, dst, kind), (line, how) in sorted(edges.items())]
 
 
-Spanned = TypeVar("Spanned", bound="HasSpan")
+class DefinitionSpan(NamedTuple):
+    """A definition by its id and lines, where only its lines are asked about."""
+
+    id: int
+    start_line: int
+    end_line: int
 
 
-class HasSpan(Protocol):
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
+Spanned = TypeVar("Spanned", SymbolNode, DefinitionSpan)
 
 
 def holding(definitions: Sequence[Spanned], line: int) -> Spanned | None:

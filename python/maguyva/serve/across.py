@@ -19,9 +19,8 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-from maguyva.index.graph import RESOLUTIONS, holding
+from maguyva.index.graph import RESOLUTIONS, DefinitionSpan, holding
 from maguyva.index.reader import IndexReader, per_reader
 from maguyva.index.segments import REFS
 from maguyva.serve.navigate import Definition, Dependant, describe, walk_in
@@ -200,16 +199,11 @@ def _node_of(reader: IndexReader, file_id: int, enclosing: str | None, line: int
     if enclosing:
         ids = reader.symbols_by_name.get(enclosing.rsplit(".", 1)[-1], [])
         rows = reader.symbols_at(ids, "file_id, qualified_name, start_line, end_line") if ids else []
-        found = holding([_Span(int(i), a, b) for i, f, q, a, b in rows if f == file_id and q == enclosing], line)
+        found = holding([DefinitionSpan(int(i), a, b) for i, f, q, a, b in rows if f == file_id and q == enclosing], line)
         if found is not None:
             return len(reader.files) + found.id
     return file_id
 
-
-class _Span(NamedTuple):
-    id: int
-    start_line: int
-    end_line: int
 
 
 def _labels(reader: IndexReader, nodes: Iterable[int]) -> dict[int, tuple[str | None, str, str]]:
