@@ -34,7 +34,7 @@ STEPS = [
     ("maguyva.index.build", "_insert_files"),
     ("maguyva.index.build", "write_text_index"),
     ("maguyva.index.build", "collect_records"),
-    ("maguyva.index.graph", "centrality"),
+    ("maguyva.index.graph", "node_values"),
     ("maguyva.index.store", "seal"),
     ("maguyva.index.reader", "IndexReader._load"),
     ("maguyva.index.symbols", "SymbolTable.__init__"),

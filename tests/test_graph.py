@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from maguyva._core import graph_centrality
 from maguyva.index.graph import (
     EDGE_KINDS,
     RESOLUTIONS,
@@ -14,9 +17,8 @@ from maguyva.index.graph import (
     FileNode,
     ReferenceRow,
     SymbolNode,
-    centrality,
     import_parts,
-    in_degree,
+    node_values,
     resolve_edges,
 )
 
@@ -256,7 +258,7 @@ def test_a_function_passed_as_a_value_is_a_use_that_impact_counts_and_callers_do
     assert walk == [(3, 1), (2, 1), (5, 2)], "what a call reaches first, then what a value passed on adds"
     # Centrality and in-degree count what code relies on: the use edges are not counted.
     columns = EdgeColumns.of(edges)
-    assert in_degree(n + len(symbols), columns)[n + 0] == 1
+    assert node_values(n + len(symbols), columns)[1][n + 0] == 1
 
 
 def test_ambiguous_names_are_not_linked():
@@ -283,6 +285,10 @@ def test_module_resolution_picks_the_longest_matching_path():
     assert [(e.src, e.dst) for e in edges] == [(2, 1)]
 
 
+def centrality(node_count: int, columns: EdgeColumns) -> np.ndarray:
+    return node_values(node_count, columns)[0]
+
+
 def test_centrality_scaling_makes_hubs_stand_out():
     # A hub that 200 leaves call is far above average: it reaches the boost's cap.
     star = centrality(201, EdgeColumns.of([Edge(i, 200, "call", 1, "exact") for i in range(200)]))
@@ -296,6 +302,42 @@ def test_centrality_scaling_makes_hubs_stand_out():
     small = centrality(11, EdgeColumns.of([Edge(i, 10, "call", 1, "exact") for i in range(10)]))
     assert 0 < small[10] < 4.3
     assert centrality(0, EdgeColumns.of([])).shape == (0,)
+
+
+def test_centrality_leaves_out_overload_candidates_and_values_passed_on():
+    # Ten callers of node 10; the same ten also reach node 11 only as a candidate overload or by
+    # passing it on as a value, which neither its centrality nor its in-degree counts.
+    calls = [Edge(i, 10, "call", 1, "exact") for i in range(10)]
+    weak = [Edge(i, 11, "call", 2, "candidate") for i in range(10)] + [Edge(i, 11, "use", 3, "imported") for i in range(10)]
+    ranks, degree = node_values(12, EdgeColumns.of(calls + weak))
+    assert ranks[10] > 0 and ranks[11] == 0
+    assert degree.tolist() == [0] * 10 + [10, 0]
+    assert np.array_equal(ranks, centrality(12, EdgeColumns.of(calls)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=160))))  # fmt: skip
+def test_pagerank_is_rustworkx_float_for_float(graph_spec):
+    """The core's PageRank gives rustworkx's floats to the last bit (dangling nodes, parallel edges,
+    self-loops included), so no centrality, and no answer, moved when the index stopped using it."""
+    rx = pytest.importorskip("rustworkx")
+    n, pairs = graph_spec
+    graph = rx.PyDiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from_no_data(pairs)
+    expected = np.fromiter(rx.pagerank(graph, alpha=0.85, max_iter=200, tol=1e-8).values(), dtype=np.float64, count=n)
+    src = np.array([s for s, _ in pairs], dtype=np.int64)
+    dst = np.array([d for _, d in pairs], dtype=np.int64)
+    ranks, in_degree, converged = graph_centrality(n, src, dst, alpha=0.85, max_iterations=200, tolerance=1e-8)
+    assert converged
+    assert ranks.tobytes() == expected.tobytes()
+    assert in_degree.tolist() == [len({s for s, d in pairs if d == node}) for node in range(n)]
+
+
+def test_pagerank_refuses_an_edge_outside_the_graph():
+    with pytest.raises(ValueError, match="edge target 3 is not a node of a graph of 3 nodes"):
+        graph_centrality(3, np.array([0]), np.array([3]), alpha=0.85, max_iterations=200, tolerance=1e-8)
 
 
 def test_walks_callers_callees_and_dependants_with_paths():
@@ -317,8 +359,9 @@ def test_walks_callers_callees_and_dependants_with_paths():
 
 def test_in_degree_counts_distinct_dependants():
     edges = [Edge(0, 2, "call", 1, "exact"), Edge(0, 2, "import", 1, "exact"), Edge(1, 2, "call", 3, "exact"), Edge(2, 0, "call", 4, "exact")]
-    assert in_degree(3, EdgeColumns.of(edges)).tolist() == [1, 0, 2]
-    assert in_degree(3, EdgeColumns.of([])).tolist() == [0, 0, 0] and in_degree(0, EdgeColumns.of([])).tolist() == []
+    assert node_values(3, EdgeColumns.of(edges))[1].tolist() == [1, 0, 2]
+    assert node_values(3, EdgeColumns.of([]))[1].tolist() == [0, 0, 0]
+    assert node_values(0, EdgeColumns.of([]))[1].tolist() == []
 
 
 def test_edge_columns_keep_every_edge_and_sort_as_the_tuples_do():

@@ -180,6 +180,23 @@ def bm25_scores(
     the same floats as numpy's `(w * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)`.
     ValueError for a table whose shape does not match."""
 
+# Graph centrality ----------------------------------------------------------------------------
+
+def graph_centrality(
+    node_count: int,
+    src: npt.NDArray[np.int64],
+    dst: npt.NDArray[np.int64],
+    *,
+    alpha: float,
+    max_iterations: int,
+    tolerance: float,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uint32], bool]:
+    """(ranks, in_degree, converged) of the graph of `node_count` nodes with an edge
+    `src[e] -> dst[e]` for every `e`: PageRank (summing to 1; parallel edges weigh their number;
+    the floats of `rustworkx.pagerank`; the last step's when it has not converged within
+    `max_iterations`) and how many distinct nodes have an edge to each. ValueError for an edge
+    outside the graph or columns of different lengths."""
+
 # Names of code ------------------------------------------------------------------------------
 
 def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:

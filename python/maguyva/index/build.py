@@ -804,7 +804,7 @@ def write_generation(
     edges = dependency_edges(records, previous)
     symbol_count = sum(len(r.symbols) for r in records)
     node_count = len(records) + symbol_count
-    nodes = store.encode_nodes(graph.centrality(node_count, edges), graph.in_degree(node_count, edges))
+    nodes = store.encode_nodes(*graph.node_values(node_count, edges))
     (generation / store.NODES).write_bytes(nodes)
     (generation / store.EDGES).write_bytes(store.encode_edges(edges.matrix()))
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 import numpy as np
-import rustworkx as rx
 
 from maguyva import config
+from maguyva._core import graph_centrality
 from maguyva.lexicon import PYTHON_BUILTIN_METHODS, TYPE_KINDS
 
 #: Python files, whose names are visible only where they are defined or imported.
@@ -538,30 +538,26 @@ def _suffix_match(file_parts: list[str], module_parts: list[str]) -> int:
 
 
 
-def centrality(node_count: int, edges: EdgeColumns) -> np.ndarray:
-    """PageRank of every node over the dependency edges, scaled to
-    `max(0, n * rank - 1) / config.CENTRALITY_DIVISOR`.
+def node_values(node_count: int, edges: EdgeColumns) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's centrality (float32) and in-degree (int32) over the `counted` edges.
 
-    PageRank sums to 1, so `n * rank` is 1 for a node of average importance. The scaled value
-    is 0 at or below average — no boost — and reaches the fusion boost's cap (e^(5/3) - 1,
-    about 4.3) at about 70 times the average, so only the true hubs of a codebase get the full
-    1.5x, and a chunk twice as central as average gets about 2%.
+    Centrality is PageRank (the core's `graph_centrality`, the same floats as rustworkx's
+    `pagerank`; parallel edges weigh their number) scaled to
+    `max(0, n * rank - 1) / config.CENTRALITY_DIVISOR`. PageRank sums to 1, so `n * rank` is 1
+    for a node of average importance. The scaled value is 0 at or below average — no boost —
+    and reaches the fusion boost's cap (e^(5/3) - 1, about 4.3) at about 70 times the average,
+    so only the true hubs of a codebase get the full 1.5x, and a chunk twice as central as
+    average gets about 2%. The in-degree is how many distinct nodes depend directly on a node.
+    A power iteration that has not converged within `PAGERANK_ITERATIONS` keeps its last step.
     """
-    if node_count == 0:
-        return np.zeros(0, dtype=np.float32)
     edges = counted(edges)
-    graph = rx.PyDiGraph()
-    graph.add_nodes_from(range(node_count))
-    graph.add_edges_from_no_data(list(zip(edges.src.tolist(), edges.dst.tolist())))
     tuning = config.current()
-    ranks = rx.pagerank(
-        graph, alpha=tuning.PAGERANK_ALPHA, max_iter=tuning.PAGERANK_ITERATIONS, tol=tuning.PAGERANK_TOLERANCE
-    )
-    # The mapping holds the nodes in index order (checked: a reordered one would be wrong).
-    if not np.array_equal(np.fromiter(ranks.keys(), dtype=np.int64, count=len(ranks)), np.arange(node_count)):
-        raise RuntimeError("PageRank's nodes are not in index order")
-    values = np.fromiter(ranks.values(), dtype=np.float64, count=node_count)
-    return (np.maximum(0.0, node_count * values - 1.0) / config.current().CENTRALITY_DIVISOR).astype(np.float32)
+    ranks, in_degree, _converged = graph_centrality(
+        node_count, edges.src, edges.dst,
+        alpha=tuning.PAGERANK_ALPHA, max_iterations=tuning.PAGERANK_ITERATIONS, tolerance=tuning.PAGERANK_TOLERANCE,
+    )  # fmt: skip
+    scaled = (np.maximum(0.0, node_count * ranks - 1.0) / tuning.CENTRALITY_DIVISOR).astype(np.float32)
+    return scaled, in_degree.astype(np.int32)
 
 
 def counted(edges: EdgeColumns) -> EdgeColumns:
@@ -570,14 +566,6 @@ def counted(edges: EdgeColumns) -> EdgeColumns:
     value passed on does not count (it says what the code hands around, not what it relies on)."""
     overload = (edges.kind == EDGE_KINDS.index("call")) & (edges.how == RESOLUTIONS.index("candidate"))
     return edges[~overload & (edges.kind != EDGE_KINDS.index("use"))]
-
-
-def in_degree(node_count: int, edges: EdgeColumns) -> np.ndarray:
-    """How many distinct nodes depend directly on each node (of the `counted` edges)."""
-    edges = counted(edges)
-    # Each distinct (src, dst) once, as one integer, then counted by dst.
-    pairs = np.unique(edges.src * node_count + edges.dst)
-    return np.bincount(pairs % max(node_count, 1), minlength=node_count).astype(np.int32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@
 //! - [`fusion`]: weighted Reciprocal Rank Fusion of several ranked lists with a centrality boost,
 //!   path demotion and per-file deduplication.
 //! - [`bm25`]: BM25 scores of the rows of a term-frequency table (the text modality's chunks).
+//! - [`centrality`]: PageRank and in-degree of the dependency graph, for every file and symbol.
 //! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
 //!   the signs kept as bits.
 //! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
@@ -67,6 +68,7 @@
 
 pub mod background;
 pub mod bm25;
+pub mod centrality;
 pub mod embed;
 mod error;
 pub mod fusion;

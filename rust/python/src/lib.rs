@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod bm25;
+mod centrality;
 mod embed;
 mod error;
 mod fusion;
@@ -26,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     watch::register(m)?;
     embed::register(m)?;
     bm25::register(m)?;
+    centrality::register(m)?;
     names::register(m)?;
     Ok(())
 }
