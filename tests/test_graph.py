@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maguyva._core import graph_centrality
@@ -333,6 +333,30 @@ def test_pagerank_is_rustworkx_float_for_float(graph_spec):
     assert converged
     assert ranks.tobytes() == expected.tobytes()
     assert in_degree.tolist() == [len({s for s, d in pairs if d == node}) for node in range(n)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.integers(-1, 2), st.integers(0, 4)), max_size=12),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.integers(-1, 2), st.integers(0, 4)), max_size=40),
+    st.booleans(),
+    st.booleans(),
+)  # fmt: skip
+@example([(1, 1, 0, 1, 0)], [(0, 0, 0, 0, 0), (1, 1, 0, 1, 3), (2, 2, 0, 0, 0)], True, False)  # a tie across the parts
+def test_edges_merged_in_order_as_a_stable_sort_would(resolved, carried, carried_sorted, huge_lines):
+    """`sorted_with` (merge of a sorted part, one key's sort, or four keys') gives the rows of a
+    stable sort by (src, dst, kind, line): equal rows in their order, this part's first."""
+    if carried_sorted:
+        carried = sorted(carried, key=lambda row: row[:4])
+    if huge_lines:  # too large for one int64 key: the sort of four keys
+        resolved = [(s, d, k, line * 2**60, h) for s, d, k, line, h in resolved]
+    def columns(rows):
+        matrix = np.array(rows, dtype=np.int64).reshape(-1, EdgeColumns.WIDTH)
+        return EdgeColumns(*(np.ascontiguousarray(matrix[:, i]) for i in range(EdgeColumns.WIDTH)))
+    merged = columns(resolved).sorted_with(columns(carried))
+    tagged = [(row, 0, i) for i, row in enumerate(resolved)] + [(row, 1, i) for i, row in enumerate(carried)]
+    expected = [row for row, _, _ in sorted(tagged, key=lambda t: (t[0][:4], t[1], t[2]))]
+    assert merged.matrix().tolist() == [list(row) for row in expected]
 
 
 def test_pagerank_refuses_an_edge_outside_the_graph():

@@ -237,6 +237,27 @@ def test_an_update_reads_only_files_whose_stat_changed_and_equals_a_full_build(r
     assert snapshot(store.default_index_dir(repo)) == snapshot(tmp_path / "fresh")
 
 
+def test_an_update_records_each_files_stat_as_a_full_build_does(repo, tmp_path):
+    """A file touched (its content the same), a file edited in place, and the rest untouched: the
+    update's files table holds every file's size, mtime and digest as they are on disk, or the
+    next freshness check would find the touched file changed again and again."""
+    settle(repo)
+    build_index(repo, embedder=make_embedder("local"))
+    retry, config_js = repo / "pkg/retry.py", repo / "web/config.js"
+    then = time.time() - 300
+    os.utime(config_js, (then, then))  # touched: the same bytes, another mtime
+    retry.write_text(FIXTURE["pkg/retry.py"].replace("attempts=3", "attempts=4"))
+    os.utime(retry, (then, then))
+    summary = build_index(repo, embedder=make_embedder("local"))
+    assert summary.parsed_files == 1
+    build_index(repo, index_dir=tmp_path / "fresh", embedder=make_embedder("local"), rebuild=True)
+    stats = "SELECT id, path, size, mtime_ns, sha256 FROM files ORDER BY id"
+    updated = table(store.current_generation(store.default_index_dir(repo)) / store.META, stats)
+    assert updated == table(store.current_generation(tmp_path / "fresh") / store.META, stats)
+    assert [row for row in updated if row[1] == "web/config.js"][0][3] == config_js.stat().st_mtime_ns
+    assert Index.open(repo).changes().stale is False
+
+
 def test_an_edit_that_keeps_size_and_mtime_inside_the_suspect_window_is_read(repo, tmp_path):
     # Files written just now: their recorded mtimes are too close to the build's walk to trust.
     build_index(repo, embedder=make_embedder("local"))

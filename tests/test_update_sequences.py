@@ -5,17 +5,23 @@ trigram index's delta or a new base) and whenever it merged."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
+
+import numpy as np
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_build import snapshot
 
 from maguyva import Index, config
+from maguyva.index import store
 from maguyva.index.build import build_index
+from maguyva.index.segments import CHUNKS, Segments
 
 NAMES = ["tally", "sift", "grind", "bake", "knead", "proof", "score", "glaze"]
 QUESTIONS = ["where is sift defined", "who calls knead", '"proof"', "bake the dough", "glaze"]
@@ -47,6 +53,24 @@ def write(path: Path, text: str, step: int) -> None:
     # Older than the build's walk (a stat the index records is then trusted) and distinct per step.
     then = time.time() - 600 + step
     os.utime(path, (then, then))
+
+
+def assert_codes_read_in_place(index_dir: Path) -> None:
+    """The codes of the two segments as one array, and each file's as a slice of its segment's,
+    are the rows the generation's numbering gathers from the two."""
+    generation = store.current_generation(index_dir)
+    with contextlib.closing(sqlite3.connect(f"file:{generation / store.META}?mode=ro", uri=True)) as db:
+        files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+    segments = Segments(generation, files)
+    try:
+        base, delta = store.load_codes(generation / store.CODES), store.load_codes(generation / store.CODES_DELTA)
+        gathered = np.take(np.concatenate([np.asarray(base), np.asarray(delta)]), segments.order.gather(CHUNKS), axis=0)
+        assert np.array_equal(segments.codes(base, delta), gathered)
+        starts = segments.order.file_starts[CHUNKS]
+        per_file = segments.codes_of_files(np.asarray(base), np.asarray(delta))
+        assert [f.tobytes() for f in per_file] == [gathered[a:b].tobytes() for a, b in zip(starts, starts[1:])]
+    finally:
+        segments.close()
 
 
 def answer(index: Index, question: str) -> dict[str, object]:
@@ -86,6 +110,7 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
         full = scratch / f"full-{step}"
         build_index(root, full, rebuild=True)
         assert snapshot(index_dir) == snapshot(full), f"after step {step}: {kind}"
+        assert_codes_read_in_place(index_dir)
         updated, fresh = Index.open(root, index_dir=index_dir), Index.open(root, index_dir=full)
         try:
             for question in QUESTIONS:

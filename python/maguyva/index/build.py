@@ -742,17 +742,15 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     segments = Segments(generation, len(files))
     try:
         order = segments.order
-        # Slices of a plain view: slicing the memory map itself costs a memmap object per file.
-        codes = segments.codes(
-            store.load_codes(generation / store.CODES), store.load_codes(generation / store.CODES_DELTA)
-        ).view(np.ndarray)
-        chunk_starts = order.file_starts[CHUNKS].tolist()
-        if chunk_starts[-1] != len(codes):
-            raise ValueError(f"{len(codes)} codes for {chunk_starts[-1]} chunks")
+        # Slices of plain views (slicing the memory map itself costs a memmap object per file),
+        # each of the segment that holds the file: the two are not copied into one.
+        codes = segments.codes_of_files(
+            store.load_codes(generation / store.CODES).view(np.ndarray),
+            store.load_codes(generation / store.CODES_DELTA).view(np.ndarray),
+        )
         records = [
             FileRecord(
-                store.path_from_db(path), size, mtime_ns, digest, language, [], [], [],
-                codes=codes[chunk_starts[i] : chunk_starts[i + 1]], earlier_id=i,
+                store.path_from_db(path), size, mtime_ns, digest, language, [], [], [], codes=codes[i], earlier_id=i
             )
             for i, path, language, size, mtime_ns, digest, _, _ in files
         ]  # fmt: skip
@@ -1190,10 +1188,30 @@ def _moved_definitions(
 def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
     """The rows of the generation's `files` table: ids in the records' order."""
     # Roles depend on every file's path and language only: an update that changes neither keeps
-    # the stored ones.
+    # the stored ones, and the previous generation's rows are copied whole (SQLite copies the
+    # table's pages: 59,280 files 143 -> 40 ms), those of the files edited then rewritten.
     if previous is not None and previous.same_files(records) and [
         language for language, _, _ in previous.file_roles
     ] == [r.language for r in records]:
+        if previous.generation is not None and previous.stats is not None:
+            db.execute("ATTACH DATABASE ? AS earlier", (str(previous.generation / store.META),))
+            try:
+                db.execute("INSERT INTO files SELECT * FROM earlier.files")
+            finally:
+                db.commit()
+                db.execute("DETACH DATABASE earlier")
+            # As the previous generation recorded them (a record carried over takes its file's
+            # new stat when only that changed).
+            stored = previous.stats.indexed
+            db.executemany(
+                "UPDATE files SET size = ?, mtime_ns = ?, sha256 = ? WHERE id = ?",
+                [
+                    (r.size, r.mtime_ns, r.sha256, file_id)
+                    for file_id, r in enumerate(records)
+                    if stored[r.path] != (r.size, r.mtime_ns, r.sha256)
+                ],
+            )
+            return
         stored_roles = [(bits, names) for _, bits, names in previous.file_roles]
     else:
         stored_roles = [

@@ -113,6 +113,8 @@ class SegmentOrder:
         self.identity = not len(delta.files) and not self.mapped
         #: Per table: the generation's first id of each file (and the total, last).
         self.file_starts: list[np.ndarray] = []
+        #: Per table: each file's first row among the base's rows then the delta's.
+        self.file_rows: list[np.ndarray] = []
         self._gather: list[np.ndarray | None] = []
         from_base = np.flatnonzero(~self.in_delta)
         for column in range(len(TABLES)):
@@ -129,6 +131,7 @@ class SegmentOrder:
                 firsts[delta.files] = delta.starts[:-1, column] + self.base_totals[column]
             starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
             self.file_starts.append(starts)
+            self.file_rows.append(firsts)
             if self.identity:
                 self._gather.append(None)
             else:
@@ -470,14 +473,42 @@ class Segments:
                 found[word] = ids if earlier is None else np.union1d(earlier, ids)
         return found
 
+    def codes_of_files(self, base: np.ndarray, delta: np.ndarray) -> list[np.ndarray]:
+        """Each file's chunks' codes, in file id order: slices of the base's codes or of the
+        delta's, wherever the file's rows are (no copy of either)."""
+        totals = self.order.base_totals[CHUNKS], int(self.order.delta.starts[-1, CHUNKS])
+        if (len(base), len(delta)) != totals:
+            raise ValueError(f"{len(base)} and {len(delta)} codes for segments of {totals[0]} and {totals[1]} chunks")
+        in_base = totals[0]
+        firsts = self.order.file_rows[CHUNKS].tolist()
+        counts = np.diff(self.order.file_starts[CHUNKS]).tolist()
+        return [
+            base[first : first + count] if first < in_base else delta[first - in_base : first - in_base + count]
+            for first, count in zip(firsts, counts)
+        ]
+
     def codes(self, base: np.ndarray, delta: np.ndarray) -> np.ndarray:
         """Every chunk's code, in the generation's chunk order, from the base's and the delta's
         (the base's own memory map when the delta holds nothing)."""
         if self.order.identity:
             return base
-        both = np.concatenate([np.asarray(base), np.asarray(delta)])
-        taken: np.ndarray = np.take(both, self.order.gather(CHUNKS), axis=0)
-        return taken
+        order = self.order
+        in_base = order.base_totals[CHUNKS]
+        starts = order.file_starts[CHUNKS]
+        counts = np.diff(starts)
+        held = np.flatnonzero(counts)
+        rows, counts, places = order.file_rows[CHUNKS][held], counts[held], starts[held]
+        # Runs of files whose rows follow one another in one segment, each copied at once.
+        ends = rows + counts
+        breaks = np.flatnonzero((rows[1:] != ends[:-1]) | (rows[1:] == in_base)) + 1
+        firsts = np.concatenate(([0], breaks)).tolist()
+        lasts = np.concatenate((breaks - 1, [len(rows) - 1])).tolist() if len(rows) else []
+        found = np.empty((order.total(CHUNKS), base.shape[1]), dtype=base.dtype)
+        for first, last in zip(firsts, lasts):
+            start, stop, place = int(rows[first]), int(ends[last]), int(places[first])
+            source, at = (base, start) if start < in_base else (delta, start - in_base)
+            found[place : place + stop - start] = source[at : at + stop - start]
+        return found
 
     def chunk_symbol_ids(self) -> np.ndarray:
         """Each chunk's own symbol (`chunks.symbol_id`, its segment's id) as the generation's

@@ -154,6 +154,8 @@ CREATE TABLE refs (
     imported_names TEXT NOT NULL     -- JSON list
 );
 CREATE INDEX refs_file ON refs(file_id);
+-- An edit's update asks which files call a name whose definitions changed (`Previous.callers_of`).
+CREATE INDEX refs_name ON refs(name);
 -- The words of each held file's names outside its comments, as postings: a word, then the ids
 -- of the held files that spell it (uint32, little-endian, ascending).
 CREATE TABLE code_words (word TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
