@@ -456,6 +456,22 @@ fn save_replaces_atomically_and_leaves_no_temp_files() {
 }
 
 #[test]
+fn a_loaded_index_answers_from_its_file_after_a_save_replaces_it() {
+    // The loaded index maps its file: a newer index saved over the path (a rename) leaves it
+    // answering from the bytes it was checked with.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idx.mgv");
+    let first = build(&[(1, b"fn retry_later() {}\n".to_vec()), (2, b"let other = 1;\n".to_vec())]);
+    first.save(&path).unwrap();
+    let loaded = TrigramIndex::load(&path).unwrap();
+    build(&[(7, b"nothing alike\n".to_vec())]).save(&path).unwrap();
+    assert_eq!(loaded.to_bytes(), first.to_bytes());
+    assert_eq!(loaded.search(b"retry_later", false).unwrap().iter().map(|m| m.doc_id).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(loaded.clone().into_bytes(), first.to_bytes());
+    assert_eq!(TrigramIndex::load(&path).unwrap().doc_ids().collect::<Vec<_>>(), vec![7]);
+}
+
+#[test]
 fn load_of_missing_file_is_io_error() {
     let dir = tempfile::tempdir().unwrap();
     let err = TrigramIndex::load(&dir.path().join("absent")).unwrap_err();

@@ -40,19 +40,40 @@ use crate::{Error, Result};
 use format::{u32_at, u64_at, Layout};
 use std::fmt;
 use std::io::Write;
+use memmap2::Mmap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 pub use build::BINARY_PROBE_LEN;
 pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkCountsPlan, ChunkLayout};
 pub use regex::{RegexPlan, RegexSearch, MAX_PATTERN_BYTES as MAX_REGEX_BYTES};
 pub use format::{MAGIC as FORMAT_MAGIC, VERSION as FORMAT_VERSION};
 
+/// The serialized bytes of an index: built in memory, or a saved file mapped read-only.
+#[derive(Clone)]
+enum Bytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mmap>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(bytes) => bytes,
+            Bytes::Mapped(map) => map,
+        }
+    }
+}
+
 /// A built or loaded trigram index.
 #[derive(Clone)]
 pub struct TrigramIndex {
     /// The whole index in its serialized form.
-    buf: Vec<u8>,
+    buf: Bytes,
     /// Where the sections of `buf` start.
     layout: Layout,
     /// The file it was loaded from (empty otherwise), for error messages.
@@ -102,7 +123,7 @@ impl TrigramIndex {
     /// Fails with [`Error::DuplicateDocument`] if an id appears twice.
     pub fn build(docs: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = build::build(docs)?;
-        Ok((TrigramIndex { buf, layout, path: PathBuf::new() }, report))
+        Ok((TrigramIndex { buf: Bytes::Owned(buf), layout, path: PathBuf::new() }, report))
     }
 
     /// Every document containing `literal`, by ascending doc id. `case_insensitive` folds ASCII
@@ -210,9 +231,12 @@ impl TrigramIndex {
         &self.buf
     }
 
-    /// The serialized index, without copying.
+    /// The serialized index, without copying one built in memory (a loaded one is copied).
     pub fn into_bytes(self) -> Vec<u8> {
-        self.buf
+        match self.buf {
+            Bytes::Owned(bytes) => bytes,
+            Bytes::Mapped(map) => map.to_vec(),
+        }
     }
 
     /// This index's documents `kept`, as (old id, new id) pairs, and the documents `added`, as
@@ -225,13 +249,13 @@ impl TrigramIndex {
     /// out of order, and with [`Error::DuplicateDocument`] if a new id is given twice.
     pub fn merged(&self, kept: &[(u32, u32)], added: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = merge::merge(self, kept, added)?;
-        Ok((TrigramIndex { buf, layout, path: PathBuf::new() }, report))
+        Ok((TrigramIndex { buf: Bytes::Owned(buf), layout, path: PathBuf::new() }, report))
     }
 
     /// Reads a serialized index, checking its structure and checksum. Fails with
     /// [`Error::Corrupt`] (with an empty path) if `buf` is not a valid index.
     pub fn from_bytes(buf: Vec<u8>) -> Result<TrigramIndex> {
-        Self::parse(buf, PathBuf::new())
+        Self::parse(Bytes::Owned(buf), PathBuf::new())
     }
 
     /// Writes the index to `path` atomically: to a temporary file in the same directory, which
@@ -248,14 +272,26 @@ impl TrigramIndex {
         written
     }
 
-    /// Reads an index written by [`save`](Self::save). Fails with [`Error::Io`] if the file
-    /// cannot be read and [`Error::Corrupt`] (naming `path`) if it is not a valid index.
+    /// Opens an index written by [`save`](Self::save), mapped read-only rather than read: its
+    /// pages are the file system's cache, read as they are used (the checksum reads each once).
+    /// A saved index is never written again (`save` replaces the file by a rename), so the
+    /// mapping stays what was checked. Fails with [`Error::Io`] if the file cannot be opened
+    /// and [`Error::Corrupt`] (naming `path`) if it is not a valid index.
     pub fn load(path: &Path) -> Result<TrigramIndex> {
-        let buf = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        Self::parse(buf, path.to_path_buf())
+        let io = |source: std::io::Error| Error::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        if file.metadata().map_err(io)?.len() == 0 {
+            // An empty file cannot be mapped; it is no index either.
+            return Self::parse(Bytes::Owned(Vec::new()), path.to_path_buf());
+        }
+        // SAFETY: the mapping is read-only, and a saved index is replaced by renaming a new
+        // file over it, never written in place or truncated by this crate (as zoekt and Lucene
+        // map their segments).
+        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        Self::parse(Bytes::Mapped(Arc::new(map)), path.to_path_buf())
     }
 
-    fn parse(buf: Vec<u8>, path: PathBuf) -> Result<TrigramIndex> {
+    fn parse(buf: Bytes, path: PathBuf) -> Result<TrigramIndex> {
         match format::validate(&buf) {
             Ok(layout) => Ok(TrigramIndex { buf, layout, path }),
             Err(reason) => Err(Error::Corrupt { path, reason }),
