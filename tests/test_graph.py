@@ -8,6 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from maguyva._core import graph_centrality
+from maguyva.index import graph as graph_module
 from maguyva.index.graph import (
     EDGE_KINDS,
     RESOLUTIONS,
@@ -357,6 +358,27 @@ def test_edges_merged_in_order_as_a_stable_sort_would(resolved, carried, carried
     tagged = [(row, 0, i) for i, row in enumerate(resolved)] + [(row, 1, i) for i, row in enumerate(carried)]
     expected = [row for row, _, _ in sorted(tagged, key=lambda t: (t[0][:4], t[1], t[2]))]
     assert merged.matrix().tolist() == [list(row) for row in expected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["run", "A.run", "b.A.run", "B.run", "A.B.run", "Arun", "a.A.run"])), max_size=25),
+    st.sets(st.integers(0, 6)),
+    st.sampled_from(["A.run", "B.run", "b.A.run", "run", "A.B.run", "x.run"]),
+    st.booleans(),
+)  # fmt: skip
+def test_a_names_lookups_are_its_definitions_filtered_in_order(rows, files, method, by_file):
+    """The lookups of one name's definitions by file and by qualified tail give what filtering
+    every definition would, in their order, whether each file's definitions come together (as
+    nodes do) or not."""
+    if by_file:  # each file's definitions together, the files in an order of their own
+        rows = sorted(rows, key=lambda row: (row[0] * 5) % 6)
+    symbols = [SymbolNode(i, f, "run", q, "method", i, i) for i, (f, q) in enumerate(rows)]
+    named = graph_module._Named(symbols)
+    assert named.in_files(files) == [s for s in symbols if s.file_id in files]
+    assert named.in_files(frozenset(files)) == [s for s in symbols if s.file_id in files]
+    expected = [s for s in symbols if s.qualified_name == method or s.qualified_name.endswith("." + method)]
+    assert named.typed(method) == expected
 
 
 def test_pagerank_refuses_an_edge_outside_the_graph():

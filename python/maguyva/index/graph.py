@@ -308,6 +308,57 @@ def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
     return names, enclosing_files
 
 
+class _Named:
+    """The definitions of one name that one kind of reference can mean, in order, with lookups by
+    file and by qualified tail, made once per name and kind rather than once per reference (a
+    common method name has thousands of definitions in a large repository, and each of its
+    calls scanned them all)."""
+
+    __slots__ = ("symbols", "by_file", "_grouped", "_tails")
+
+    def __init__(self, symbols: list[SymbolNode]):
+        self.symbols = symbols
+        self.by_file: dict[int, list[SymbolNode]] = {}
+        for symbol in symbols:
+            self.by_file.setdefault(symbol.file_id, []).append(symbol)
+        # Whether each file's definitions are one run of `symbols` (as nodes come, by id): a
+        # file's run then stands for them in order.
+        runs = 1 + sum(1 for a, b in zip(symbols, symbols[1:]) if a.file_id != b.file_id)
+        self._grouped = runs == len(self.by_file)
+        self._tails: dict[str, list[SymbolNode]] | None = None
+
+    def in_files(self, files: Iterable[int] | frozenset[int] | set[int]) -> list[SymbolNode]:
+        """Those in `files`, in order."""
+        files = files if isinstance(files, (set, frozenset)) else set(files)
+        if len(files) < len(self.by_file):
+            hits = [f for f in files if f in self.by_file]
+        else:
+            hits = [f for f in self.by_file if f in files]
+        if not hits:
+            return []
+        if len(hits) == 1:
+            return list(self.by_file[hits[0]])
+        if not self._grouped:
+            return [s for s in self.symbols if s.file_id in files]
+        # `by_file` holds the files in the order their runs come.
+        order = {f: i for i, f in enumerate(self.by_file)}
+        return [s for f in sorted(hits, key=order.__getitem__) for s in self.by_file[f]]
+
+    def typed(self, method: str) -> list[SymbolNode]:
+        """Those whose qualified name is `method` or ends with `.method`, in order."""
+        if self._tails is None:
+            tails: dict[str, list[SymbolNode]] = {}
+            for symbol in self.symbols:
+                qualified = symbol.qualified_name
+                tails.setdefault(qualified, []).append(symbol)
+                at = qualified.find(".")
+                while at >= 0:
+                    tails.setdefault(qualified[at + 1 :], []).append(symbol)
+                    at = qualified.find(".", at + 1)
+            self._tails = tails
+        return self._tails.get(method, [])
+
+
 class _Resolver:
     def __init__(self, files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: list[ReferenceRow]):
         self.file_count = len(files)
@@ -327,6 +378,23 @@ class _Resolver:
                 self.bases[(ref.file_id, ref.enclosing)].append(ref.name)
         self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
         self._packages: dict[str, frozenset[int]] | None = None
+        self._named: dict[tuple[str, str, bool], _Named] = {}
+
+    def named(self, name: str, kind: str = "call", go_bare: bool = False) -> _Named:
+        """The definitions of `name` a reference of `kind` can mean: a base is a type; a value
+        passed on a function, a method or a type; a bare Go call no method."""
+        key = (name, kind if kind in ("inherit", "use") else "", go_bare)
+        found = self._named.get(key)
+        if found is None:
+            every = self.by_name.get(name, [])
+            if kind == "inherit":
+                every = [s for s in every if s.kind in TYPE_KINDS]
+            elif kind == "use":
+                every = [s for s in every if s.kind in _USED_KINDS]
+            if go_bare:
+                every = [s for s in every if s.kind != "method"]
+            found = self._named[key] = _Named(every)
+        return found
 
     def package_of(self, file_id: int) -> frozenset[int]:
         """The Go files of `file_id`'s folder (its package) when it is a Go file; else none."""
@@ -346,7 +414,7 @@ class _Resolver:
 
     def overloads(self, symbol: SymbolNode) -> list[SymbolNode]:
         """`symbol` and every other definition of its qualified name in its file, in order."""
-        return [s for s in self.by_name[symbol.name] if s.file_id == symbol.file_id and s.qualified_name == symbol.qualified_name]
+        return [s for s in self.named(symbol.name).by_file.get(symbol.file_id, ()) if s.qualified_name == symbol.qualified_name]
 
     def node_of_enclosing(self, file_id: int, enclosing: str | None, line: int) -> int:
         """The node of the definition `enclosing` whose lines hold `line`, or the file's node
@@ -383,44 +451,38 @@ class _Resolver:
         """The definition `ref` names and how it was found (`RESOLUTIONS`), or None. A type, or
         a name the file imports, defined where a module it imports re-exports it from
         (`reexported`) is imported."""
-        candidates = self.by_name.get(ref.name, ())
-        if ref.kind == "inherit":
-            candidates = [s for s in candidates if s.kind in TYPE_KINDS]
-        elif ref.kind == "use":
-            # A name passed as a value is most often a variable: only a function, a method or a
-            # type it names where the file can see it (never by name alone) is a use.
-            candidates = [s for s in candidates if s.kind in _USED_KINDS]
-        # A bare Go call names a function of its package, or of no package: never a method.
+        # A name passed as a value is most often a variable: only a function, a method or a
+        # type it names where the file can see it (never by name alone) is a use. A bare Go call
+        # names a function of its package, or of no package: never a method.
         go_bare = not ref.qualifier and self.paths[ref.file_id].endswith(".go")
-        if go_bare:
-            candidates = [s for s in candidates if s.kind != "method"]
+        named = self.named(ref.name, ref.kind, go_bare)
+        candidates = named.symbols
         if not candidates:
             return None
         if ref.qualifier and ref.kind in ("call", "use"):
             # A call on a type (`Session.create()`), or on a name bound to an instance of one
             # (`s.get()` after `s = Session()`, as the parser records it), is that type's.
-            method = f"{ref.qualifier}.{ref.name}"
-            typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
+            typed = named.typed(f"{ref.qualifier}.{ref.name}")
             tiers = ((ref.file_id,), "exact"), (self.package_of(ref.file_id), "exact"), (imported_files, "imported"), (reexported, "imported")
             for tier, how in tiers:
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
         if ref.qualifier in _OWN_RECEIVERS and ref.kind in ("call", "use") and ref.enclosing and "." in ref.enclosing:
-            inherited = self.inherited(ref, candidates, imported_files | reexported if reexported else imported_files)
+            inherited = self.inherited(ref, named, imported_files | reexported if reexported else imported_files)
             if inherited is not None or ref.qualifier in _BASE_RECEIVERS:
                 return inherited
-        same_file = [s for s in candidates if s.file_id == ref.file_id]
+        same_file = named.by_file.get(ref.file_id)
         if same_file:
             return _closest(same_file, ref), "exact"
         if go_bare:
             # Go's files of one folder are one package, whose names each sees without an import.
-            package = [s for s in candidates if s.file_id in self.package_of(ref.file_id)]
+            package = named.in_files(self.package_of(ref.file_id))
             if package:
                 return _closest(package, ref), "exact"
-        imported = [s for s in candidates if s.file_id in imported_files]
+        imported = named.in_files(imported_files)
         if not imported and ref.name in imported_names:
-            imported = [s for s in candidates if s.file_id in reexported]
+            imported = named.in_files(reexported)
         if imported:
             return _closest(imported, ref), "imported"
         # One definition, counting a name's overloads as one.
@@ -430,22 +492,19 @@ class _Resolver:
             return candidates[0], "by_name"
         return None
 
-    def inherited(
-        self, ref: ReferenceRow, candidates: Sequence[SymbolNode], imported_files: set[int]
-    ) -> tuple[SymbolNode, str] | None:
+    def inherited(self, ref: ReferenceRow, named: _Named, imported_files: set[int]) -> tuple[SymbolNode, str] | None:
         """What a call on the caller's own object names (`self.x()`, `this.x()`: its class's
         method; `super().x()`, `super.x()`: its base classes'), from the bases the class's own
         declaration names: in the caller's file, a file it imports, or (outside Python, whose
         names are lexical) the one definition of that class's method anywhere."""
         owner = ref.enclosing.rsplit(".", 1)[0] if ref.enclosing else ""
         if ref.qualifier not in _BASE_RECEIVERS:
-            own = [s for s in candidates if s.file_id == ref.file_id and s.qualified_name == f"{owner}.{ref.name}"]
+            own = [s for s in named.by_file.get(ref.file_id, ()) if s.qualified_name == f"{owner}.{ref.name}"]
             if own:
                 return own[0], "exact"
         python = self.paths[ref.file_id].endswith(_PYTHON_SUFFIXES)
         for base in self.bases.get((ref.file_id, owner), ()):
-            method = f"{base}.{ref.name}"
-            typed = [s for s in candidates if s.qualified_name == method or s.qualified_name.endswith("." + method)]
+            typed = named.typed(f"{base}.{ref.name}")
             for tier, how in ((ref.file_id,), "exact"), (imported_files, "imported"):
                 found = [s for s in typed if s.file_id in tier]
                 if found:
