@@ -314,7 +314,7 @@ class _Named:
     common method name has thousands of definitions in a large repository, and each of its
     calls scanned them all)."""
 
-    __slots__ = ("symbols", "by_file", "_grouped", "_tails")
+    __slots__ = ("symbols", "by_file", "_grouped", "_tails", "_order")
 
     def __init__(self, symbols: list[SymbolNode]):
         self.symbols = symbols
@@ -326,6 +326,7 @@ class _Named:
         runs = 1 + sum(1 for a, b in zip(symbols, symbols[1:]) if a.file_id != b.file_id)
         self._grouped = runs == len(self.by_file)
         self._tails: dict[str, list[SymbolNode]] | None = None
+        self._order: dict[int, int] | None = None
 
     def in_files(self, files: Iterable[int] | frozenset[int] | set[int]) -> list[SymbolNode]:
         """Those in `files`, in order."""
@@ -341,8 +342,9 @@ class _Named:
         if not self._grouped:
             return [s for s in self.symbols if s.file_id in files]
         # `by_file` holds the files in the order their runs come.
-        order = {f: i for i, f in enumerate(self.by_file)}
-        return [s for f in sorted(hits, key=order.__getitem__) for s in self.by_file[f]]
+        if self._order is None:
+            self._order = {f: i for i, f in enumerate(self.by_file)}
+        return [s for f in sorted(hits, key=self._order.__getitem__) for s in self.by_file[f]]
 
     def typed(self, method: str) -> list[SymbolNode]:
         """Those whose qualified name is `method` or ends with `.method`, in order."""
@@ -379,6 +381,7 @@ class _Resolver:
         self.by_module_tail = _files_by_module_tail(tuple(f.path for f in files), tuple(f.id for f in files))
         self._packages: dict[str, frozenset[int]] | None = None
         self._named: dict[tuple[str, str, bool], _Named] = {}
+        self._module_parts: dict[int, list[str]] = {}
 
     def named(self, name: str, kind: str = "call", go_bare: bool = False) -> _Named:
         """The definitions of `name` a reference of `kind` can mean: a base is a type; a value
@@ -423,15 +426,20 @@ class _Resolver:
         symbol = holding(found, line)
         return self.symbol_node(symbol) if symbol else file_id
 
+    def module_parts(self, file_id: int) -> list[str]:
+        """`_module_parts` of a file's path, split once (imports of a common module name, such as
+        `utils` or `index`, look at every file of that name)."""
+        parts = self._module_parts.get(file_id)
+        if parts is None:
+            parts = self._module_parts[file_id] = _module_parts(self.paths[file_id])
+        return parts
+
     def module_files(self, module: str, importer: int) -> list[int]:
         """Files an import of `module`, written in file `importer`, can mean: those whose path
         ends with the most of the module's components (at most three, for stable output)."""
         parts = import_parts(module, self.paths[importer])
         while parts:
-            scored = [
-                (_suffix_match(_module_parts(self.paths[f]), parts), f)
-                for f in self.by_module_tail.get(parts[-1], ())
-            ]
+            scored = [(_suffix_match(self.module_parts(f), parts), f) for f in self.by_module_tail.get(parts[-1], ())]
             scored = [(score, f) for score, f in scored if score]
             if scored:
                 best = max(score for score, _ in scored)
