@@ -11,11 +11,15 @@ measured by putting its sources first: `PYTHONPATH=OTHER/python python benches/b
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
-from typing import Any
 
-STEPS = ("collect_records", "write_generation", "dependency_edges")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import timed_steps  # noqa: E402
+
+#: Steps of the build timed inside it (wall time; `dependency_edges` runs inside `write_generation`).
+STEPS = [("maguyva.index.build", name) for name in ("collect_records", "write_generation", "dependency_edges")]
 
 
 def main() -> int:
@@ -25,25 +29,14 @@ def main() -> int:
     parser.add_argument("--label", default="")
     args = parser.parse_args()
 
+    spent = timed_steps(STEPS)
     from maguyva.index import build
 
-    spent: dict[str, float] = {}
-    for name in STEPS:
-        original = getattr(build, name)
-
-        def timed(*a: Any, __original: Any = original, __name: str = name, **k: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return __original(*a, **k)
-            finally:
-                spent[__name] = spent.get(__name, 0.0) + time.perf_counter() - started
-
-        setattr(build, name, timed)
     started = time.perf_counter()
     summary = build.build_index(args.root, args.index_dir, rebuild=True)
     total = time.perf_counter() - started
     stages = ", ".join(f"{k} {v:.2f}" for k, v in summary.stages.items())
-    steps = ", ".join(f"{k} {spent.get(k, 0.0):.2f}" for k in STEPS)
+    steps = ", ".join(f"{name} {spent.get(name, 0.0):.2f}" for _, name in STEPS)
     print(f"{args.label} total {total:.1f} s; stages: {stages}; steps: {steps}")
     return 0
 

@@ -18,13 +18,14 @@ Unlike `freshness.py`, it copies nothing and builds nothing cold: it is meant fo
 from __future__ import annotations
 
 import argparse
-import collections
-import functools
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
-from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import timed_steps  # noqa: E402
 
 #: (module, function or Class.method) timed inside each edit.
 STEPS = [
@@ -42,29 +43,6 @@ STEPS = [
 ]
 
 
-def timed_steps() -> collections.defaultdict[str, float]:
-    """Wraps every step of STEPS in a timer adding to the returned counter (seconds)."""
-    import importlib
-
-    spent: collections.defaultdict[str, float] = collections.defaultdict(float)
-    for module_name, qualified in STEPS:
-        owner: Any = importlib.import_module(module_name)
-        *path, name = qualified.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        original = getattr(owner, name)
-
-        def wrapper(*args: Any, __original: Any = original, __label: str = qualified, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return __original(*args, **kwargs)
-            finally:
-                spent[__label] += time.perf_counter() - started
-
-        setattr(owner, name, functools.wraps(original)(wrapper))
-    return spent
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", type=Path)
@@ -73,7 +51,7 @@ def main() -> int:
     parser.add_argument("--pause", type=float, default=2.1, help="seconds between edits")
     args = parser.parse_args()
 
-    spent = timed_steps()
+    spent = timed_steps(STEPS)
     from maguyva.serve.corpus import Corpus
 
     files = sorted(args.root.rglob("*.py"))
