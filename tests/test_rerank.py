@@ -449,6 +449,31 @@ def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     assert_first(header_and_source, query, "src/punycode.c", "src/punycode.h")
 
 
+ONLY_IN_TESTS = {
+    "src/kettle/boil.py": "def boil_water(pot):\n    return heat_pot(pot)\n\n\ndef heat_pot(pot):\n    return pot\n",
+    "src/kettle/pour.py": "def pour_tea(cup):\n    return fill_cup(cup)\n\n\ndef fill_cup(cup):\n    return cup\n",
+    "tests/test_kettle.py": "def make_fake_pot_for_boil_water():\n    return {}\n\n\ndef fill_cup():\n    return None\n",
+}
+
+
+only_in_tests = index_fixture("only_in_tests", ONLY_IN_TESTS)
+
+
+def test_a_name_defined_only_in_tests_is_its_definition_there(only_in_tests: Index):
+    """Tests are demoted for primary code that answers as well. A name defined in a test file
+    alone has its definition there: it is not demoted below code that only shares its words;
+    a name defined in both keeps the primary definition first."""
+    only = "make_fake_pot_for_boil_water"
+    assert demotions_of(only_in_tests, only)["tests/test_kettle.py"] == ()
+    assert [h.path for h in only_in_tests.search(only).results][0] == "tests/test_kettle.py"
+    both = demotions_of(only_in_tests, "fill_cup")
+    assert both["tests/test_kettle.py"] == (("secondary_code", config.DEFAULT.SECONDARY_CODE_FACTOR),)
+    assert_first(only_in_tests, "fill_cup", "src/kettle/pour.py", "tests/test_kettle.py")
+    # A question about a concept still puts the tests after the code.
+    concept = demotions_of(only_in_tests, "how is the water boiled")
+    assert concept["tests/test_kettle.py"] == (("secondary_code", config.DEFAULT.SECONDARY_CODE_FACTOR),)
+
+
 VERSIONS = {
     "src/v3/shapes.ts": "export class TextShape {\n  parse(input: string) { return checkString(input); }\n}\n",
     "src/v4/shapes.ts": "export class TextShape {\n  parse(input: string) { return checkString(input); }\n}\n",

@@ -597,9 +597,20 @@ def rerank(
                 coherence=share * best,
                 demotions=known.demotions,
             )
+    if is_name and definition and all(_secondary(adjustments[chunk]) for chunk in definition):
+        # A name defined only in secondary code (a test's helper, an example) has its
+        # definition there all the same: the demotion that puts primary code first has none
+        # to put first, and would rank a partial match elsewhere above the answer.
+        for chunk in definition:
+            known = adjustments[chunk]
+            adjustments[chunk] = known._replace(demotions=tuple(d for d in known.demotions if d[0] != "secondary_code"))
     if signals.agreement and parts is not None and len(parts.chunks):
         _add_file_agreement(reader, scored, definition, parts, adjustments)
     return adjustments
+
+
+def _secondary(adjustment: Adjustment) -> bool:
+    return any(why == "secondary_code" for why, _ in adjustment.demotions)
 
 
 class _FileSignals:
