@@ -449,14 +449,15 @@ def test_a_header_beside_its_source_goes_after_it(header_and_source: Index):
     assert_first(header_and_source, query, "src/punycode.c", "src/punycode.h")
 
 
-ONLY_IN_TESTS = {
-    "src/kettle/boil.py": "def boil_water(pot):\n    return heat_pot(pot)\n\n\ndef heat_pot(pot):\n    return pot\n",
-    "src/kettle/pour.py": "def pour_tea(cup):\n    return fill_cup(cup)\n\n\ndef fill_cup(cup):\n    return cup\n",
-    "tests/test_kettle.py": "def make_fake_pot_for_boil_water():\n    return {}\n\n\ndef fill_cup():\n    return None\n",
-}
-
-
-only_in_tests = index_fixture("only_in_tests", ONLY_IN_TESTS)
+#: `fill_cup` is defined in code and in a test, the fake pot's maker in the test alone.
+only_in_tests = index_fixture(
+    "only_in_tests",
+    {
+        "src/kettle/boil.py": "def boil_water(pot):\n    return heat_pot(pot)\n\n\ndef heat_pot(pot):\n    return pot\n",
+        "src/kettle/pour.py": "def pour_tea(cup):\n    return fill_cup(cup)\n\n\ndef fill_cup(cup):\n    return cup\n",
+        "tests/test_kettle.py": "def make_fake_pot_for_boil_water():\n    return {}\n\n\ndef fill_cup():\n    return None\n",
+    },
+)
 
 
 def test_a_name_defined_only_in_tests_is_its_definition_there(only_in_tests: Index):
