@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import rustworkx as rx
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -322,7 +323,6 @@ def test_centrality_leaves_out_overload_candidates_and_values_passed_on():
 def test_pagerank_is_rustworkx_float_for_float(graph_spec):
     """The core's PageRank gives rustworkx's floats to the last bit (dangling nodes, parallel edges,
     self-loops included), so no centrality, and no answer, moved when the index stopped using it."""
-    rx = pytest.importorskip("rustworkx")
     n, pairs = graph_spec
     graph = rx.PyDiGraph()
     graph.add_nodes_from(range(n))

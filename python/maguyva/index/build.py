@@ -53,7 +53,7 @@ from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
 from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
-from maguyva.index.segments import CHUNKS, IN_LIST, REFS, SYMBOLS, SegmentOrder, Segments
+from maguyva.index.segments import IN_LIST, REFS, SYMBOLS, SegmentOrder, Segments
 from maguyva.index.text_layers import LayeredTextIndex
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
