@@ -20,6 +20,7 @@ from maguyva.index.graph import (
     ReferenceRow,
     SymbolNode,
     import_parts,
+    import_path,
     node_values,
     resolve_edges,
 )
@@ -217,6 +218,54 @@ def test_a_call_on_its_own_object_looks_in_the_class_then_its_bases():
     assert edges == {(4, 5)}
 
 
+def test_a_method_called_on_a_subclass_instance_is_found_where_a_base_defines_it():
+    """`k.sharpen()` after `k = Knife()`, where Knife does not define sharpen and its base Blade
+    does, calls Blade.sharpen; two levels up too; a method the type defines itself stays its own."""
+    files = [FileNode(0, "tools/base.py"), FileNode(1, "tools/knife.py"), FileNode(2, "tools/chisel.py"),
+             FileNode(3, "shop.py"), FileNode(4, "yard/Crane.java"), FileNode(5, "yard/TowerCrane.java"),
+             FileNode(6, "yard/Site.java"), FileNode(7, "other/blade.py"), FileNode(8, "dock/Hoist.java")]
+    symbols = [
+        sym(0, 0, "Blade", "class"), sym(1, 0, "Blade.sharpen", "method", 3), sym(2, 1, "Knife", "class"),
+        sym(3, 1, "Knife.carve", "method", 3), sym(4, 2, "Chisel", "class"), sym(5, 3, "work"),
+        sym(6, 4, "Crane", "class"), sym(7, 4, "Crane.lift", "method", 2), sym(8, 5, "TowerCrane", "class"),
+        sym(9, 6, "Site.build", "method", 2),
+        sym(10, 7, "Blade", "class"), sym(11, 7, "Blade.sharpen", "method", 3),  # another Blade, not Knife's base
+        sym(12, 8, "Hoist.lift", "method", 2),  # `lift` has two definitions: only the type tells
+    ]
+    library = [
+        ref(1, "import", "tools.base", 1, names=["Blade"]), ref(1, "inherit", "Blade", 3, "Knife"),
+        ref(2, "import", "tools.knife", 1, names=["Knife"]), ref(2, "inherit", "Knife", 3, "Chisel"),
+        ref(5, "inherit", "Crane", 1, "TowerCrane"),
+    ]
+    shop = [
+        ref(3, "import", "tools.knife", 1, names=["Knife"]), ref(3, "import", "tools.chisel", 2, names=["Chisel"]),
+        ref(3, "call", "sharpen", 5, "work", "Knife"),  # Blade.sharpen, one level up
+        ref(3, "call", "sharpen", 6, "work", "Chisel"),  # Blade.sharpen, two levels up
+        ref(3, "call", "carve", 7, "work", "Knife"),  # Knife's own
+        ref(3, "call", "polish", 8, "work", "Knife"),  # defined nowhere
+        ref(6, "call", "lift", 3, "Site.build", "TowerCrane"),  # Java: the one Crane.lift of its package
+    ]
+    n = len(files)
+
+    def calls(references, rows_of=None, symbols_named=None):
+        edges = resolve_edges(files, symbols, references, rows_of, symbols_named)
+        return {(e.src - n, e.dst - n, e.line, e.how) for e in edges if e.kind == "call"}
+
+    expected = {(5, 1, 5, "imported"), (5, 1, 6, "imported"), (5, 3, 7, "imported"), (9, 7, 3, "by_name")}
+    # Two calls of one name from one caller to one definition are one edge, at the first line.
+    expected.discard((5, 1, 6, "imported"))
+    assert calls(library + shop) == expected
+    chisel_only = [r for r in shop if r.line != 5]
+    assert calls(library + chisel_only) == {(5, 1, 6, "imported"), (5, 3, 7, "imported"), (9, 7, 3, "by_name")}
+    # An update resolving shop.py and Site.java alone reads the classes' bases and imports, and
+    # the bases' definitions, from the rest of the index.
+    by_name = {}
+    for s in symbols:
+        by_name.setdefault(s.name, []).append(s)
+    assert calls(shop, lambda ids: [r for r in library if r.file_id in ids], lambda name: by_name.get(name, [])) == expected
+    assert calls(shop) == {(5, 3, 7, "imported")}, "without the bases, nothing is inherited"
+
+
 def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_comes_from():
     files = [FileNode(0, "loom/__init__.py"), FileNode(1, "loom/shuttle.py"), FileNode(2, "kit/shuttle.py"),
              FileNode(3, "app.py"), FileNode(4, "loom/spool.py")]
@@ -235,6 +284,37 @@ def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_com
     # An update resolving app.py alone reads the package's imports from the generation before.
     assert calls(app, lambda ids: [r for r in package if r.file_id in ids]) == {(1, "imported"), (4, "imported"), (7, "imported")}
     assert calls(app) == set(), "without the package's imports, each name has two definitions"
+
+
+def test_a_name_a_module_reexports_under_another_name_is_the_original_where_it_comes_from():
+    """`from .stitch import hem_edge as hem` in a package, then `from quilt import hem; hem()`:
+    the call is hem_edge's, in the file the package takes it from, and so is a method on the
+    renamed class (`export { Frame as Hoop } from './frame'`)."""
+    files = [FileNode(0, "quilt/__init__.py"), FileNode(1, "quilt/stitch.py"), FileNode(2, "patch/stitch.py"),
+             FileNode(3, "bed.py"), FileNode(4, "hoops/index.ts"), FileNode(5, "hoops/frame.ts"),
+             FileNode(6, "easel/frame.ts"), FileNode(7, "studio.ts")]
+    symbols = [sym(0, 1, "hem_edge"), sym(1, 2, "hem_edge"), sym(2, 3, "make_bed"),
+               sym(3, 5, "Frame", "class"), sym(4, 5, "Frame.tighten", "method", 3),
+               sym(5, 6, "Frame", "class"), sym(6, 6, "Frame.tighten", "method", 3), sym(7, 7, "mount")]
+    package = [ref(0, "import", ".stitch", 1, names=["hem_edge"]), ref(0, "alias", "hem_edge", 1, qualifier="hem"),
+               ref(4, "import", "./frame", 1, names=["Frame"]), ref(4, "alias", "Frame", 1, qualifier="Hoop")]
+    users = [ref(3, "import", "quilt", 1, names=["hem"]), ref(3, "call", "hem", 4, "make_bed"),
+             ref(7, "import", "./hoops", 1, names=["Hoop"]), ref(7, "call", "tighten", 3, "mount", "Hoop")]
+    n = len(files)
+
+    def calls(references, rows_of=None, symbols_named=None):
+        edges = resolve_edges(files, symbols, references, rows_of, symbols_named)
+        return {(e.src - n, e.dst - n, e.how) for e in edges if e.kind == "call"}
+
+    assert calls(package + users) == {(2, 0, "imported"), (7, 4, "imported")}
+    # An update resolving the users alone reads the package's imports and aliases from the
+    # generation before, and the originals' definitions from the rest of the index.
+    by_name = {}
+    for s in symbols:
+        by_name.setdefault(s.name, []).append(s)
+    rows_of = lambda ids: [r for r in package if r.file_id in ids]  # noqa: E731
+    assert calls(users, rows_of, lambda name: by_name.get(name, [])) == {(2, 0, "imported"), (7, 4, "imported")}
+    assert calls(users) == set(), "hem and Hoop are defined nowhere under those names"
 
 
 def test_a_function_passed_as_a_value_is_a_use_that_impact_counts_and_callers_do_not():
@@ -275,7 +355,19 @@ def test_import_parts():
     assert import_parts("./lib/x", "src/a.js") == ["src", "lib", "x"]
     assert import_parts("../y", "src/a/b.ts") == ["src", "y"]
     assert import_parts("net/http.h", "a.c") == ["net", "http"]
-    assert import_parts("crate::walk", "src/lib.rs") == ["walk"]
+    # Rust: from the crate's root folder, the importer's module, or a module above it.
+    assert import_parts("crate::walk", "src/lib.rs") == ["src", "walk"]
+    assert import_parts("crate::walk::Step", "tool/src/cli/args.rs") == ["tool", "src", "walk", "Step"]
+    assert import_parts("self::walk", "src/cli/mod.rs") == ["src", "cli", "walk"]
+    assert import_parts("super::walk", "src/cli/args.rs") == ["src", "cli", "walk"]
+    assert import_parts("super::super::walk", "src/cli/args.rs") == ["src", "walk"]
+    assert import_parts("walk::Step", "src/cli/args.rs") == ["src", "cli", "args", "walk", "Step"]
+    # ...where the importer's module stands before a path that may not start there: a file
+    # matching only those components is not what it names.
+    assert import_path("walk::Step", "src/cli/args.rs") == (["src", "cli", "args", "walk", "Step"], 3)
+    files = [FileNode(0, "src/cli/args.rs"), FileNode(1, "src/cli/args.stderr"), FileNode(2, "src/cli/args/walk.rs")]
+    edges = resolve_edges(files, [], [ref(0, "import", "serde::Serialize", 1), ref(0, "import", "walk::Step", 2)])
+    assert [(e.src, e.dst) for e in edges] == [(0, 2)]
     assert import_parts("os.path", "a.py") == ["os", "path"]
 
 
@@ -457,3 +549,67 @@ def test_a_builtin_method_name_on_a_receiver_of_unknown_type_is_not_linked_by_na
     symbols = [sym(0, 0, "Bar.update", "method"), sym(1, 0, "Bar.advance", "method"), sym(2, 1, "main")]
     calls = [ref(1, "call", "update", 3, "main", "row.fields"), ref(1, "call", "advance", 4, "main", "bar")]
     assert [(e.line, e.how) for e in resolve_edges(files, symbols, calls)] == [(4, "by_name")]
+
+
+def parsed_calls(sources: dict[str, str]) -> set[tuple[str, str, str]]:
+    """(caller, callee, resolution) of every call edge of files parsed as an index parses them,
+    each node named `path:qualified name`."""
+    from maguyva.index.parse import parse_file
+
+    files, symbols, references, names = [], [], [], {}
+    for file_id, (path, text) in enumerate(sorted(sources.items())):
+        parsed = parse_file(path, text.encode())
+        files.append(FileNode(file_id, path))
+        for s in parsed.symbols:
+            symbols.append(SymbolNode(len(symbols), file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line))
+        references += [ReferenceRow(file_id, r.kind, r.name, r.line, r.enclosing, r.qualifier, r.imported_names)
+                       for r in parsed.references]
+    for node, path in enumerate(sorted(sources)):
+        names[node] = path
+    for s in symbols:
+        names[len(files) + s.id] = f"{files[s.file_id].path}:{s.qualified_name}"
+    return {(names[e.src], names[e.dst], e.how) for e in resolve_edges(files, symbols, references) if e.kind == "call"}
+
+
+def test_rust_items_reexported_by_pub_use_are_found_where_they_are_defined():
+    """`pub use self::boiler::Boiler;` and `pub use boiler::Valve as Tap;` in a crate's root, then
+    `use crate::Boiler;` and `use crate::Tap;` in another module: the calls reach the
+    definitions in `boiler.rs`, not those of the same names in another crate; `use super::*` in
+    a module's inline tests is the module itself."""
+    boiler = (
+        "pub struct Boiler;\nimpl Boiler {\n    pub fn ignite() -> Self { Boiler }\n}\n"
+        "pub struct Valve;\nimpl Valve {\n    pub fn open() {}\n}\n"
+    )
+    sources = {
+        "plant/src/lib.rs": "pub mod boiler;\npub mod room;\npub use self::boiler::Boiler;\npub use boiler::Valve as Tap;\n",
+        "plant/src/boiler.rs": boiler,
+        "plant/src/room.rs": (
+            "use crate::Boiler;\nuse crate::Tap;\n\npub fn heat() {\n    Boiler::ignite();\n    Tap::open();\n}\n\n"
+            "mod tests {\n    use super::*;\n    fn warm() { heat(); }\n}\n"
+        ),
+        "kettle/src/boiler.rs": boiler,
+    }
+    calls = parsed_calls(sources)
+    assert ("plant/src/room.rs:heat", "plant/src/boiler.rs:Boiler.ignite", "imported") in calls
+    assert ("plant/src/room.rs:heat", "plant/src/boiler.rs:Valve.open", "imported") in calls
+    assert ("plant/src/room.rs:tests.warm", "plant/src/room.rs:heat", "exact") in calls
+    assert not {c for c in calls if c[1].startswith("kettle/")}, calls
+
+
+def test_a_definition_inside_a_function_body_is_seen_only_in_its_own_file():
+    """A test's local helper `fallback` nested in a test function is not what another file's
+    `.fallback(...)` calls, though that file imports the test module; a module-level function of
+    the same name is."""
+    sources = {
+        "mill/src/tests/mod.rs": (
+            "use crate::Grinder;\n\nfn grinds() {\n    fn fallback() {}\n    fallback();\n}\n"
+        ),
+        "mill/src/tests/speed.rs": "use super::*;\n\nfn fast() {\n    Grinder::new().fallback();\n    helper();\n}\n",
+        "mill/src/tests/util.rs": "pub fn helper() {}\n",
+    }
+    calls = parsed_calls(sources)
+    assert ("mill/src/tests/mod.rs:grinds", "mill/src/tests/mod.rs:grinds.fallback", "exact") in calls
+    assert not {c for c in calls if c[0].endswith(":fast") and c[1].endswith("fallback")}, calls
+    symbols = [SymbolNode(0, 0, "grinds", "grinds", "function", 1, 9), sym(1, 0, "grinds.fallback", "function", 2),
+               sym(2, 0, "Pan", "class", 20), sym(3, 0, "Pan.fallback", "method", 21)]
+    assert graph_module.nested_definitions(symbols) == [1], "a method of a class is not nested in a function"

@@ -626,10 +626,10 @@ def test_an_update_resolves_the_same_graph_as_a_full_build(tmp_path: Path, monke
     resolved: list[set[int]] = []  # the files whose references each resolution was given
     real = build_module.graph.resolve_edges
 
-    def spy(files, symbols, references, import_rows=None):  # type: ignore[no-untyped-def]
+    def spy(files, symbols, references, *elsewhere):  # type: ignore[no-untyped-def]
         references = list(references)
         resolved.append({r.file_id for r in references})
-        return real(files, symbols, references, import_rows)
+        return real(files, symbols, references, *elsewhere)
 
     monkeypatch.setattr(build_module.graph, "resolve_edges", spy)
     root = tmp_path / "mill-repo"

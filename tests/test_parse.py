@@ -328,17 +328,25 @@ def test_a_name_imported_under_another_is_called_by_the_imported_name() -> None:
         b"def charge(amount):\n    return amount\n\n\n"
         b"def run():\n    post(1)\n    close_books()\n    charge(2)\n    clerk.post(3)\n"
     )
-    calls = {(r.kind, r.name, r.qualifier) for r in parse_file("app/main.py", python).references if r.kind != "import"}
+    references = parse_file("app/main.py", python).references
+    calls = {(r.kind, r.name, r.qualifier) for r in references if r.kind not in ("import", "alias")}
     assert calls == {
         ("inherit", "Rate", ""), ("call", "post_entry", ""), ("call", "close_books", ""),
         ("call", "charge", ""), ("call", "post", "clerk"),
     }  # fmt: skip
-    imports = [r for r in parse_file("app/main.py", python).references if r.kind == "import"]
+    imports = [r for r in references if r.kind == "import"]
     assert [r.imported_names for r in imports] == [("post_entry", "close_books"), ("Rate", "Fee")]
+    # Each name bound under another is an alias: the name imported, and the name bound to it
+    # (what a file importing the bound name from this one means).
+    aliases = [(r.name, r.qualifier, r.line) for r in references if r.kind == "alias"]
+    assert aliases == [("post_entry", "post", 1), ("Rate", "BaseRate", 2), ("Fee", "charge", 2)]
     script = b"import { computeTotal as total, applyTax } from './cart/total';\nexport function checkout(items) {\n  return total(items) + applyTax(items);\n}\n"
     for path in ("web/checkout.js", "web/checkout.ts"):
-        found = {(r.kind, r.name) for r in parse_file(path, script).references if r.kind != "use"}
-        assert found == {("import", "./cart/total"), ("call", "computeTotal"), ("call", "applyTax")}, path
+        found = {(r.kind, r.name, r.qualifier) for r in parse_file(path, script).references if r.kind != "use"}
+        assert found == {
+            ("import", "./cart/total", ""), ("alias", "computeTotal", "total"), ("call", "computeTotal", ""),
+            ("call", "applyTax", ""),
+        }, path  # fmt: skip
 
 
 def test_a_module_imported_under_another_name_is_written_out_where_it_qualifies_a_call() -> None:
@@ -420,8 +428,10 @@ def test_a_javascript_reexport_brings_its_names() -> None:
     follows a name imported from such an index file to where it is defined."""
     source = b"export { spin, weave as loom } from './shuttle';\nexport * from './spool';\nexport * as all from './kit';\n"
     for path in ("loom/index.ts", "loom/index.js"):
-        imports = [(r.name, r.imported_names) for r in parse_file(path, source).references if r.kind == "import"]
+        references = parse_file(path, source).references
+        imports = [(r.name, r.imported_names) for r in references if r.kind == "import"]
         assert imports == [("./shuttle", ("spin", "weave")), ("./spool", ("*",)), ("./kit", ())], path
+        assert [(r.name, r.qualifier) for r in references if r.kind == "alias"] == [("weave", "loom")], path
 
 
 def test_chunks_do_not_straddle_the_edge_of_a_definition() -> None:

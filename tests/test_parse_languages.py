@@ -755,6 +755,7 @@ class Session(Base, abc.ABC):
             ("use", "x", 12, "helper", "", ()),
             ("import", "os.path", 2, None, "", ()),
             ("import", "collections", 3, None, "", ("OrderedDict", "defaultdict")),
+            ("alias", "defaultdict", 3, None, "dd", ()),  # bound as `dd`
             ("import", ".", 4, None, "", ("sibling",)),
             ("call", "join", 12, "helper", "os.path", ()),
             ("inherit", "Base", 20, "Session", "", ()),
@@ -887,8 +888,9 @@ fn helper(x: i32) -> f64 {
             ("helper", "function", 38, 40),
         ],
         references={
-            ("import", "std::collections::HashMap", 1, None, "", ()),
+            ("import", "std::collections::HashMap", 1, None, "", ("HashMap",)),  # the item it brings
             ("import", "crate::util", 2, None, "", ("self", "parse")),
+            ("alias", "parse", 2, None, "p", ()),
             ("inherit", "Shape", 14, "Point", "", ()),
             ("call", "helper", 17, "Point.area", "", ()),
             ("call", "new", 23, "Point.new", "HashMap", ()),

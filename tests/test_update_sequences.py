@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_index_build import snapshot
 
@@ -119,3 +119,110 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
             updated.close()
             fresh.close()
         shutil.rmtree(full)
+
+
+CLASSES = ["Oven", "Mixer", "Proofer", "Sheeter"]
+METHODS = ["heat", "spin", "rest", "roll"]
+
+
+def class_module(slot: int, base: int | None, methods: list[str]) -> str:
+    """Module `kitchen/k{slot}.py`: its class, deriving from another slot's or from none, with
+    `methods`, each calling the next method on `self` (which may be inherited)."""
+    # Every other class imported, used or not: a change of bases alone changes no import.
+    lines = [f"from kitchen.k{c} import {CLASSES[c]}" for c in range(len(CLASSES)) if c != slot]
+    lines += ["", "", f"class {CLASSES[slot]}({CLASSES[base]}):" if base is not None else f"class {CLASSES[slot]}:"]
+    lines += [f"    def {m}(self):\n        return self.{METHODS[(METHODS.index(m) + 1) % len(METHODS)]}()" for m in methods]
+    lines += ["    pass"] if not methods else []
+    return "\n".join(lines) + "\n"
+
+
+def caller_module(calls: list[tuple[int, str]]) -> str:
+    """A module calling methods on instances of classes (which may inherit them), importing
+    only those classes."""
+    lines = [f"from kitchen.k{c} import {CLASSES[c]}" for c in sorted({c for c, _ in calls})]
+    lines += ["", "", "def work():"]
+    lines += [f"    item{n} = {CLASSES[c]}()\n    item{n}.{m}()" for n, (c, m) in enumerate(calls)] or ["    pass"]
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def class_modules(draw: st.DrawFn, slot: int) -> str:
+    base = draw(st.one_of(st.none(), st.sampled_from([i for i in range(len(CLASSES)) if i != slot])))
+    return class_module(slot, base, draw(st.lists(st.sampled_from(METHODS), max_size=2, unique=True)))
+
+
+slot_changes = st.integers(0, len(CLASSES) - 1).flatmap(
+    lambda slot: st.tuples(st.just(slot), st.one_of(st.none(), class_modules(slot)))
+)
+callers = st.lists(
+    st.lists(st.tuples(st.integers(0, len(CLASSES) - 1), st.sampled_from(METHODS)), min_size=1, max_size=3),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    start=st.lists(slot_changes, min_size=2, max_size=4),
+    calls=callers,
+    steps=st.lists(slot_changes, min_size=1, max_size=4),
+)
+# Mixer inherits heat from Oven, which Sheeter defines too; then Mixer's base goes, its imports
+# the same: the call on a Mixer is no longer Oven's.
+@example(
+    start=[(0, class_module(0, None, ["heat"])), (1, class_module(1, 0, [])), (3, class_module(3, None, ["heat"]))],
+    calls=[[(1, "heat")]],
+    steps=[(1, class_module(1, None, []))],
+)
+def test_calls_through_class_hierarchies_update_to_what_a_full_build_makes(tmp_path_factory, start, calls, steps):
+    """A method called on an instance of a class that inherits it is resolved through the bases
+    of classes in other files: any change of a class, its bases or its methods reaches those calls."""
+    scratch = tmp_path_factory.mktemp("hierarchy")
+    root, index_dir = scratch / "repo", scratch / "index"
+    write(root / "kitchen/__init__.py", "", 0)
+    for n, made in enumerate(calls):
+        write(root / f"shop/u{n}.py", caller_module(made), 0)
+    for slot, text in start:
+        if text is not None:
+            write(root / f"kitchen/k{slot}.py", text, 0)
+    build_index(root, index_dir)
+    for step, (slot, text) in enumerate(steps, start=1):
+        path = root / f"kitchen/k{slot}.py"
+        if text is not None:
+            write(path, text, step)
+        elif path.exists():
+            path.unlink()
+        build_index(root, index_dir)
+        full = scratch / f"full-{step}"
+        build_index(root, full, rebuild=True)
+        assert snapshot(index_dir) == snapshot(full), f"after step {step}"
+        shutil.rmtree(full)
+
+
+def test_names_a_package_reexports_under_other_names_update_to_what_a_full_build_makes(tmp_path):
+    """`from .seam import hem_edge as hem` in a package and `from quilt import hem` elsewhere:
+    each edit of the definition, the alias or the package's imports reaches the call of `hem`."""
+    root, index_dir = tmp_path / "repo", tmp_path / "index"
+    user = "from quilt import hem\n\n\ndef make_bed():\n    return hem()\n"
+    steps = [
+        {"quilt/__init__.py": "from .seam import hem_edge as hem\n", "quilt/seam.py": "def hem_edge():\n    return 1\n",
+         "patch/seam.py": "def hem_edge():\n    return 2\n", "bed.py": user},
+        {"quilt/seam.py": "\n\ndef hem_edge():\n    return 1\n"},  # the definition moves down
+        {"quilt/seam.py": "def other():\n    return 1\n"},  # and goes: the alias stays, unresolved
+        {"quilt/seam.py": "def hem_edge():\n    return 3\n"},  # back
+        {"quilt/__init__.py": "from .seam import hem_edge\n"},  # the alias goes
+        {"quilt/__init__.py": "from .seam import hem_edge as hem\n"},  # and comes back
+    ]
+    for step, files in enumerate(steps):
+        for path, text in files.items():
+            write(root / path, text, step)
+        build_index(root, index_dir)
+        full = tmp_path / f"full-{step}"
+        build_index(root, full, rebuild=True)
+        assert snapshot(index_dir) == snapshot(full), f"after step {step}"
+    # The call resolves where it should at the end: to quilt/seam.py's hem_edge.
+    made = snapshot(index_dir)
+    paths = {row[0]: row[1] for row in made["files"]}
+    nodes = {**paths, **{len(paths) + row[0]: f"{paths[row[1]]}:{row[2]}" for row in made["symbols"]}}
+    calls = {(nodes[src], nodes[dst], how) for src, dst, kind, _, how in made["edges"] if kind == "call"}
+    assert calls == {("bed.py:make_bed", "quilt/seam.py:hem_edge", "imported")}

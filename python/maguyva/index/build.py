@@ -55,6 +55,7 @@ from maguyva.index.parse.pool import parse_files
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.segments import IN_LIST, REFS, SYMBOLS, SegmentOrder, Segments
 from maguyva.index.text_layers import LayeredTextIndex
+from maguyva.lexicon import TYPE_KINDS
 
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
@@ -604,6 +605,54 @@ class Previous:
         )
         return found
 
+    def on_types(self, types: set[str]) -> set[int]:
+        """The previous generation's files whose calls on a receiver of one of `types` (or of a
+        class deriving from one, `graph._BASE_LEVELS` levels down) may mean a method inherited
+        through it, and the files declaring those classes (`self.x()` in them)."""
+        if not types or self.segments is None:
+            return set()
+        found: set[int] = set()
+        seen, frontier = set(types), sorted(types)
+        for _ in range(graph.BASE_LEVELS):
+            derived: set[str] = set()
+            for start in range(0, len(frontier), IN_LIST):
+                part = frontier[start : start + IN_LIST]
+                marks = ", ".join("?" * len(part))
+                for _, file_id, enclosing in self.segments.rows_where(
+                    REFS, "file_id, enclosing", f"kind = 'inherit' AND name IN ({marks})", part
+                ):
+                    found.add(file_id)
+                    if enclosing:
+                        derived.add(graph.receiver_type(enclosing))
+            frontier = sorted(derived - seen)
+            seen.update(frontier)
+            if not frontier:
+                break
+        wanted = sorted(seen)
+        # A qualifier is the type itself or ends with it (`http.Session`); no index answers the
+        # second, so this reads every reference, which only a changed type or base asks for.
+        for start in range(0, len(wanted), IN_LIST // 2):
+            part = wanted[start : start + IN_LIST // 2]
+            marks = ", ".join("?" * len(part))
+            tails = " OR ".join("qualifier LIKE ?" for _ in part)
+            where = f"kind != 'import' AND qualifier != '' AND (qualifier IN ({marks}) OR {tails})"
+            parameters = [*part, *(f"%.{name}" for name in part)]
+            found.update(file_id for _, file_id in self.segments.rows_where(REFS, "file_id", where, parameters))
+        return found
+
+    def aliases_of(self, names: set[str]) -> set[str]:
+        """The names the previous generation's files bind `names` to when they import them
+        under another name."""
+        if not names or self.segments is None:
+            return set()
+        wanted = sorted(names)
+        bound: set[str] = set()
+        for start in range(0, len(wanted), IN_LIST):
+            part = wanted[start : start + IN_LIST]
+            marks = ", ".join("?" * len(part))
+            bound.update(name for _, name in self.segments.rows_where(REFS, "qualifier", f"kind = 'alias' AND name IN ({marks})", part))
+        return bound
+
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
         if not names or self.segments is None:
@@ -1048,7 +1097,46 @@ def _resolved_edges(records: list[FileRecord], file_ids: Iterable[int], previous
     """`graph.resolve_edges` of the references of the files `file_ids`."""
     references = graph_references(records, file_ids, previous)
     files, symbols = graph_nodes(records, references)
-    return graph.resolve_edges(files, symbols, references, lambda ids: graph_references(records, ids, previous))
+    return graph.resolve_edges(
+        files, symbols, references, lambda ids: graph_references(records, ids, previous), _SymbolsNamed(records), _NestedIn(records)
+    )
+
+
+class _NestedIn:
+    """The graph's ids of each file's definitions made inside a function's body
+    (`graph.nested_definitions`), worked out for a file when resolution first asks."""
+
+    def __init__(self, records: list[FileRecord]):
+        self.records = records
+        self.first: list[int] | None = None
+        self.found: dict[int, frozenset[int]] = {}
+
+    def __call__(self, file_id: int) -> frozenset[int]:
+        found = self.found.get(file_id)
+        if found is None:
+            if self.first is None:
+                self.first = [0, *np.cumsum([len(r.symbols) for r in self.records]).tolist()]
+            start = self.first[file_id]
+            found = self.found[file_id] = frozenset(start + i for i in graph.nested_definitions(self.records[file_id].symbols))
+        return found
+
+
+class _SymbolsNamed:
+    """The graph nodes of a name's definitions among every record's, found by a scan: resolution
+    asks for the few names `graph_nodes` left out (a base class of a file not resolved again)."""
+
+    def __init__(self, records: list[FileRecord]):
+        self.records = records
+
+    def __call__(self, name: str) -> list[graph.SymbolNode]:
+        found: list[graph.SymbolNode] = []
+        first = 0
+        for file_id, record in enumerate(self.records):
+            for offset, s in enumerate(record.symbols):
+                if s.name == name:
+                    found.append(graph.SymbolNode(first + offset, file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line))
+            first += len(record.symbols)
+        return found
 
 
 def graph_references(
@@ -1109,7 +1197,9 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
         old_base = old_files + int(old_first[before.earlier_id])
         new_base = new_files + int(new_first[i])
         names.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
-    reached = previous.callers_of(names)
+    # A name bound under another by a module (`from .ledger import post_entry as post`) is
+    # called by the other name where it is imported from there (`graph.Reexports.renamed`).
+    reached = previous.callers_of(names | previous.aliases_of(names))
     # A file importing names from a module takes them from where that module imports them
     # (`graph._reexported`): a file whose imports changed has its importers resolved again.
     kept_before = {i: e for i in changed if (e := _earlier_id(previous, records[i].path)) is not None}
@@ -1119,6 +1209,11 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     ]
     moved = added + removed + imports_changed
     reached.update(previous.importers_of({t for path in moved for t in graph.module_tails(path)}))
+    # A call on an instance of a type may mean a method its bases define (`graph._Resolver.
+    # through_type`): where a type was defined or removed, or a class's bases, or the imports
+    # its bases are found by, changed, calls on it and its subclasses are resolved again.
+    retyped = _retyped(records, changed, removed, previous, names, kept_before, before_refs, imports_changed)
+    reached.update(previous.on_types(retyped))
     redo = [i for i, r in enumerate(records) if r.earlier_id is None or r.earlier_id in reached]
     resolved = _resolved_edges(records, redo, previous)
     if not len(earlier.edges):
@@ -1150,14 +1245,43 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     return graph.EdgeColumns.of(resolved).sorted_with(kept)
 
 
+def _retyped(
+    records: list[FileRecord],
+    changed: list[int],
+    removed: list[str],
+    previous: Previous,
+    names: set[str],
+    kept_before: dict[int, int],
+    before_refs: dict[int, list[Reference]],
+    imports_changed: list[str],
+) -> set[str]:
+    """The types whose inherited methods an update may resolve differently: those whose
+    definitions changed (of `names`), and the classes of the changed files whose bases, or whose
+    file's imports, changed."""
+    definitions = [previous.records[path].symbols for path in removed]
+    for i in changed:
+        definitions.append(records[i].symbols)
+        if (before := previous.records.get(records[i].path)) is not None:
+            definitions.append(before.symbols)
+    types = {s.name for symbols in definitions for s in symbols if s.kind in TYPE_KINDS and s.name in names}
+    imports_moved = set(imports_changed)
+    for i, earlier in kept_before.items():
+        now = {(r.enclosing, r.name) for r in records[i].references if r.kind == "inherit" and r.enclosing}
+        was = {(r.enclosing, r.name) for r in before_refs[earlier] if r.kind == "inherit" and r.enclosing}
+        differ = now ^ was if records[i].path not in imports_moved else now | was
+        types.update(graph.receiver_type(enclosing) for enclosing, _ in differ)
+    return types
+
+
 def _earlier_id(previous: Previous, path: str) -> int | None:
     before = previous.records.get(path)
     return before.earlier_id if before is not None else None
 
 
-def _imports(references: Sequence[Reference]) -> set[tuple[str, tuple[str, ...]]]:
-    """What a file imports, as resolution reads it: each module with the names it brings."""
-    return {(r.name, tuple(r.imported_names)) for r in references if r.kind == "import"}
+def _imports(references: Sequence[Reference]) -> set[tuple[str, str, tuple[str, ...]]]:
+    """What a file imports, as resolution reads it: each module with the names it brings, and
+    the names it binds under others."""
+    return {(r.name, r.qualifier, tuple(r.imported_names)) for r in references if r.kind in ("import", "alias")}
 
 
 def _moved_definitions(

@@ -7,10 +7,12 @@ calls `b`, imports it, inherits from it, or uses it as a value (passes the funct
 everything that reaches it.
 
 Call sites name their target only by identifier, so they are resolved the way a reader would:
-a definition in the same file first (in Go, the same package), then one in a file the caller
-imports (or a name it imports),
-then the only definition of that name in the repository. An ambiguous name with no such evidence
-is left unlinked rather than linked to every candidate: a wrong edge would mislead "who calls X".
+a call on a receiver of a known type is that type's method, or one its bases define; otherwise a
+definition in the same file first (in Go, the same package), then one in a file the caller
+imports (or a name it imports, followed through a module that re-exports it, under its own name
+or another), then the only definition of that name in the repository. A definition made inside a
+function's body is seen only in its own file. An ambiguous name with no such evidence is left
+unlinked rather than linked to every candidate: a wrong edge would mislead "who calls X".
 Each edge records which of these found it (`RESOLUTIONS`), so an answer can say how far to trust it.
 """
 
@@ -21,7 +23,7 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -187,13 +189,19 @@ def resolve_edges(
     files: Sequence[FileNode],
     symbols: Sequence[SymbolNode],
     references: Iterable[ReferenceRow],
-    import_rows: Callable[[list[int]], Iterable[ReferenceRow]] | None = None,
+    rows_of: Callable[[list[int]], Iterable[ReferenceRow]] | None = None,
+    symbols_named: Callable[[str], list[SymbolNode]] | None = None,
+    nested_in: Callable[[int], frozenset[int]] | None = None,
 ) -> list[Edge]:
     """Every dependency edge the references support, deduplicated, in a stable order.
-    `import_rows(file_ids)` gives the references of files outside `references` (an update
-    resolves a few files' again): the imports of a module they import, for its re-exports."""
+    An update resolves a few files' references again; what resolving them reads of the others
+    comes from `rows_of(file_ids)`, those files' references (a module's imports, for its
+    re-exports; a class's bases and its file's imports, for its inherited methods), from
+    `symbols_named(name)`, the definitions of a name `symbols` leave out (a base class's), and
+    from `nested_in(file_id)`, the ids of a file's definitions made inside a function's body
+    (`nested_definitions`; else found among `symbols`)."""
     references = list(references)
-    resolver = _Resolver(files, symbols, references)
+    resolver = _Resolver(files, symbols, references, rows_of, symbols_named, nested_in)
     # Imports first: call resolution consults what each file imports.
     imports: dict[int, set[int]] = defaultdict(set)
     imported_names: dict[int, set[str]] = defaultdict(set)
@@ -218,13 +226,17 @@ def resolve_edges(
             if target != ref.file_id:
                 imports[ref.file_id].add(target)
                 edges.setdefault((ref.file_id, target, "import"), (ref.line, "exact" if len(targets) == 1 else "candidate"))
-    reexported = _reexported(resolver, references, targets_of, import_rows)
+    resolver.file_imports.update(imports)
+    reexports = _reexported(resolver, references, targets_of, rows_of)
     for ref in references:
         if ref.kind not in ("call", "inherit", "use"):
             continue
-        found = resolver.definition(
-            ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id], reexported[ref.file_id]
-        )
+        renamed = reexports.renamed.get(ref.file_id)
+        found = resolver.renamed(ref, renamed) if renamed else None
+        if found is None:
+            found = resolver.definition(
+                ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id], reexports.origins[ref.file_id]
+            )
         if found is None:
             continue
         defined, how = found
@@ -250,6 +262,28 @@ class DefinitionSpan(NamedTuple):
 Spanned = TypeVar("Spanned", SymbolNode, DefinitionSpan)
 
 
+def nested_definitions(symbols: Sequence[Any]) -> list[int]:
+    """Positions of a file's `symbols` (with `qualified_name`, `kind` and lines) made inside the
+    body of a function or method of the file: local to it, never a name another file sees (a
+    test's helper named like a method; not `Foo.prototype.bar = function`, outside `Foo`)."""
+    bodies: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for s in symbols:
+        if s.kind in ("function", "method"):
+            bodies[s.qualified_name].append((s.start_line, s.end_line))
+    found: list[int] = []
+    if not bodies:
+        return found
+    for position, s in enumerate(symbols):
+        qualified = s.qualified_name
+        at = qualified.rfind(".")
+        while at > 0:
+            if any(a <= s.start_line and s.end_line <= b and (a, b) != (s.start_line, s.end_line) for a, b in bodies.get(qualified[:at], ())):
+                found.append(position)
+                break
+            at = qualified.rfind(".", 0, at)
+    return found
+
+
 def holding(definitions: Sequence[Spanned], line: int) -> Spanned | None:
     """Of the definitions of one qualified name in one file, the innermost whose lines hold
     `line`, else the first. Overloads share a name (Java's and C#'s methods and constructors,
@@ -261,39 +295,63 @@ def holding(definitions: Sequence[Spanned], line: int) -> Spanned | None:
     return definitions[0] if definitions else None
 
 
+class Reexports(NamedTuple):
+    """What files import from modules that import it from elsewhere (`_reexported`)."""
+
+    #: Per file, the files that define what it imports by name from such a module.
+    origins: defaultdict[int, set[int]]
+    #: Per file, the names it imports that such a module binds under another name: the name as
+    #: bound -> (the name defined, the files that can define it).
+    renamed: defaultdict[int, dict[str, tuple[str, list[int]]]]
+
+
 def _reexported(
     resolver: _Resolver,
     references: list[ReferenceRow],
     targets_of: dict[int, list[int]],
-    import_rows: Callable[[list[int]], Iterable[ReferenceRow]] | None,
-) -> defaultdict[int, set[int]]:
+    rows_of: Callable[[list[int]], Iterable[ReferenceRow]] | None,
+) -> Reexports:
     """Per file, the files that define what it imports by name from a module that imports it
     from them (`from .v2 import ModelField as ModelField` in a package's `__init__.py`; `from
-    .v1 import *`): one step. What a file imports that way is theirs as much as the module's.
-    `targets_of`: the files each import of `references` can mean, by its position."""
-    reexported: defaultdict[int, set[int]] = defaultdict(set)
+    .v1 import *`), and the names such a module binds under another name (`from .ledger import
+    post_entry as post`, `export { a as b } from './a'`): one step. What a file imports that way
+    is theirs as much as the module's. `targets_of`: the files each import of `references` can
+    mean, by its position."""
+    found = Reexports(defaultdict(set), defaultdict(dict))
     named = [(ref, targets_of[p]) for p, ref in enumerate(references) if p in targets_of and ref.imported_names]
     modules = {target for _, targets in named for target in targets}
     if not modules:
-        return reexported
-    # Per module: what each of its imports brings, and from which files.
+        return found
+    # Per module: what each of its imports brings, and from which files; the names it renames.
     forwards: defaultdict[int, list[tuple[frozenset[str], list[int]]]] = defaultdict(list)
+    renames: defaultdict[int, dict[str, str]] = defaultdict(dict)
     for p, ref in enumerate(references):
         if ref.file_id in modules and p in targets_of and ref.imported_names:
             forwards[ref.file_id].append((frozenset(ref.imported_names), targets_of[p]))
+        elif ref.file_id in modules and ref.kind == "alias":
+            renames[ref.file_id][ref.qualifier] = ref.name
     elsewhere = sorted(modules - {ref.file_id for ref in references})
-    if elsewhere and import_rows is not None:
-        for ref in import_rows(elsewhere):
+    if elsewhere and rows_of is not None:
+        for ref in rows_of(elsewhere):
             if ref.kind == "import" and ref.imported_names:
                 targets = resolver.module_files(ref.name, ref.file_id)
                 forwards[ref.file_id].append((frozenset(ref.imported_names), targets))
+            elif ref.kind == "alias":
+                renames[ref.file_id][ref.qualifier] = ref.name
     for ref, targets in named:
         wanted = set(ref.imported_names)
         for module in targets:
             for names, origins in forwards.get(module, ()):
                 if "*" in names or not wanted.isdisjoint(names):
-                    reexported[ref.file_id].update(o for o in origins if o not in (ref.file_id, module))
-    return reexported
+                    found.origins[ref.file_id].update(o for o in origins if o not in (ref.file_id, module))
+            for bound, original in renames.get(module, {}).items():
+                if bound in wanted and bound not in found.renamed[ref.file_id]:
+                    origins = sorted(
+                        {o for names, files in forwards[module] if original in names for o in files} - {ref.file_id, module}
+                    )
+                    if origins:
+                        found.renamed[ref.file_id][bound] = (original, origins)
+    return found
 
 
 def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
@@ -303,9 +361,17 @@ def asked_for(references: Iterable[ReferenceRow]) -> tuple[set[str], set[int]]:
     enclosing_files: set[int] = set()
     for ref in references:
         names.add(ref.name)
+        if ref.qualifier and ref.kind in ("call", "use"):
+            # A receiver's type: a method it inherits is found through the type's bases.
+            names.add(receiver_type(ref.qualifier))
         if ref.enclosing:
             enclosing_files.add(ref.file_id)
     return names, enclosing_files
+
+
+def receiver_type(qualifier: str) -> str:
+    """The type name a call's qualifier can be (`Session`, `http.Session` -> `Session`)."""
+    return qualifier.rpartition(".")[2]
 
 
 class _Named:
@@ -362,10 +428,42 @@ class _Named:
 
 
 class _Resolver:
-    def __init__(self, files: Sequence[FileNode], symbols: Sequence[SymbolNode], references: list[ReferenceRow]):
+    def __init__(
+        self,
+        files: Sequence[FileNode],
+        symbols: Sequence[SymbolNode],
+        references: list[ReferenceRow],
+        rows_of: Callable[[list[int]], Iterable[ReferenceRow]] | None = None,
+        symbols_named: Callable[[str], list[SymbolNode]] | None = None,
+        nested_in: Callable[[int], frozenset[int]] | None = None,
+    ):
         self.file_count = len(files)
+        if nested_in is None:
+            given: dict[int, list[SymbolNode]] = defaultdict(list)
+            for symbol in symbols:
+                given[symbol.file_id].append(symbol)
+            nested: dict[int, frozenset[int]] = {}
+
+            def nested_in(file_id: int) -> frozenset[int]:
+                found = nested.get(file_id)
+                if found is None:
+                    defined = given.get(file_id, [])
+                    found = nested[file_id] = frozenset(defined[i].id for i in nested_definitions(defined))
+                return found
+
+        self._nested_in = nested_in
         self.paths = {f.id: f.path for f in files}
         names, enclosing_files = asked_for(references)
+        self._asked = names
+        self._rows_of = rows_of
+        self._symbols_named = symbols_named
+        self._more_symbols: dict[str, list[SymbolNode]] = {}
+        self._types: dict[str, list[SymbolNode]] = {}
+        self._receiver_types: dict[str, list[SymbolNode]] = {}
+        # What files outside `references` import and inherit is read from `rows_of` when asked.
+        self._read = {ref.file_id for ref in references}
+        #: The files each file imports (those of `references` set by `resolve_edges`).
+        self.file_imports: dict[int, set[int]] = {}
         self.by_name: dict[str, list[SymbolNode]] = defaultdict(list)
         self.by_qualified: dict[tuple[int, str], list[SymbolNode]] = defaultdict(list)
         for symbol in symbols:
@@ -389,7 +487,7 @@ class _Resolver:
         key = (name, kind if kind in ("inherit", "use") else "", go_bare)
         found = self._named.get(key)
         if found is None:
-            every = self.by_name.get(name, [])
+            every = self.symbols_of(name)
             if kind == "inherit":
                 every = [s for s in every if s.kind in TYPE_KINDS]
             elif kind == "use":
@@ -437,8 +535,8 @@ class _Resolver:
     def module_files(self, module: str, importer: int) -> list[int]:
         """Files an import of `module`, written in file `importer`, can mean: those whose path
         ends with the most of the module's components (at most three, for stable output)."""
-        parts = import_parts(module, self.paths[importer])
-        while parts:
+        parts, context = import_path(module, self.paths[importer])
+        while len(parts) > context:
             scored = [(_suffix_match(self.module_parts(f), parts), f) for f in self.by_module_tail.get(parts[-1], ())]
             scored = [(score, f) for score, f in scored if score]
             if scored:
@@ -473,9 +571,16 @@ class _Resolver:
             typed = named.typed(f"{ref.qualifier}.{ref.name}")
             tiers = ((ref.file_id,), "exact"), (self.package_of(ref.file_id), "exact"), (imported_files, "imported"), (reexported, "imported")
             for tier, how in tiers:
-                found = [s for s in typed if s.file_id in tier]
-                if found:
+                found = [s for s in typed if s.file_id in tier] if typed else typed
+                if found and (found := self.visible(found, ref)):
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
+            types = self.receiver_types(ref.qualifier)
+            if types:
+                # A method the type does not define may be one it inherits (`s.close()` after
+                # `s = Session()`, `close` defined by Session's base).
+                inherited = self.through_type(ref, named, tiers, types)
+                if inherited is not None:
+                    return inherited
         if ref.qualifier in _OWN_RECEIVERS and ref.kind in ("call", "use") and ref.enclosing and "." in ref.enclosing:
             inherited = self.inherited(ref, named, imported_files | reexported if reexported else imported_files)
             if inherited is not None or ref.qualifier in _BASE_RECEIVERS:
@@ -489,37 +594,168 @@ class _Resolver:
             if package:
                 return _closest(package, ref), "exact"
         imported = named.in_files(imported_files)
-        if not imported and ref.name in imported_names:
-            imported = named.in_files(reexported)
+        if imported:
+            imported = self.visible(imported, ref)
+        if not imported and ref.name in imported_names and reexported:
+            imported = self.visible(named.in_files(reexported), ref)
         if imported:
             return _closest(imported, ref), "imported"
         # One definition, counting a name's overloads as one.
-        if _one_name(candidates) and ref.name in imported_names:
+        if not _one_name(candidates) or not self.visible(candidates[:1], ref):
+            return None
+        if ref.name in imported_names:
             return candidates[0], "imported"
-        if ref.kind != "use" and _one_name(candidates) and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
+        if ref.kind != "use" and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
             return candidates[0], "by_name"
+        return None
+
+    def visible(self, found: list[SymbolNode], ref: ReferenceRow) -> list[SymbolNode]:
+        """Those of `found` that `ref` can name: a definition made inside a function's body
+        (`nested_definitions`) is seen only in its own file."""
+        nested_in = self._nested_in
+        if all(s.file_id == ref.file_id or s.id not in nested_in(s.file_id) for s in found):
+            return found
+        return [s for s in found if s.file_id == ref.file_id or s.id not in nested_in(s.file_id)]
+
+    def renamed(self, ref: ReferenceRow, renamed: dict[str, tuple[str, list[int]]]) -> tuple[SymbolNode, str] | None:
+        """What `ref` names where it names, bare or as its qualifier, a name the file imports
+        from a module that binds it under another name (`Reexports.renamed`): the original's
+        definition in the files that module takes it from, `imported`."""
+        if not ref.qualifier and ref.name in renamed:
+            original, origins = renamed[ref.name]
+            found = self.named(original, ref.kind).in_files(origins)
+            return (_closest(found, ref._replace(name=original)), "imported") if found else None
+        if ref.qualifier in renamed and ref.kind in ("call", "use"):
+            original, origins = renamed[ref.qualifier]
+            typed = [s for s in self.named(ref.name, ref.kind).typed(f"{original}.{ref.name}") if s.file_id in origins]
+            return (min(typed, key=lambda s: (s.file_id, s.start_line)), "imported") if typed else None
         return None
 
     def inherited(self, ref: ReferenceRow, named: _Named, imported_files: set[int]) -> tuple[SymbolNode, str] | None:
         """What a call on the caller's own object names (`self.x()`, `this.x()`: its class's
         method; `super().x()`, `super.x()`: its base classes'), from the bases the class's own
-        declaration names: in the caller's file, a file it imports, or (outside Python, whose
-        names are lexical) the one definition of that class's method anywhere."""
+        declaration names (`from_bases`)."""
         owner = ref.enclosing.rsplit(".", 1)[0] if ref.enclosing else ""
         if ref.qualifier not in _BASE_RECEIVERS:
             own = [s for s in named.by_file.get(ref.file_id, ()) if s.qualified_name == f"{owner}.{ref.name}"]
             if own:
                 return own[0], "exact"
-        python = self.paths[ref.file_id].endswith(_PYTHON_SUFFIXES)
-        for base in self.bases.get((ref.file_id, owner), ()):
-            typed = named.typed(f"{base}.{ref.name}")
-            for tier, how in ((ref.file_id,), "exact"), (imported_files, "imported"):
+        return self.from_bases(ref.file_id, owner, ref.name, named, imported_files)
+
+    def receiver_types(self, qualifier: str) -> list[SymbolNode]:
+        """The type definitions a call's qualifier can name (`receiver_type`); none for the
+        caller's own object, whose class `inherited` looks in."""
+        found = self._receiver_types.get(qualifier)
+        if found is None:
+            found = self._receiver_types[qualifier] = [] if qualifier in _OWN_RECEIVERS else self.types_named(receiver_type(qualifier))
+        return found
+
+    def through_type(
+        self, ref: ReferenceRow, named: _Named, tiers: Sequence[tuple[Iterable[int], str]], types: list[SymbolNode]
+    ) -> tuple[SymbolNode, str] | None:
+        """The method `ref` calls on an instance of a type, where the caller does not see it by
+        the type's name (`tiers`): the type as the caller sees it (outside Python, also the one
+        type of that name anywhere), then its own method or one it inherits (`from_bases`)."""
+        for tier, how in tiers:
+            tier = tier if isinstance(tier, (set, frozenset, tuple)) else set(tier)
+            found = [s for s in types if s.file_id in tier]
+            if found:
+                owner = min(found, key=lambda s: (s.file_id, s.start_line))
+                break
+        else:
+            if self.paths[ref.file_id].endswith(_PYTHON_SUFFIXES) or not _one_name(types):
+                return None
+            owner, how = types[0], "by_name"
+        # Its own method first: the caller may see the type where it does not see the file
+        # that defines it (a Java class of the same package, a Rust type through `super::`).
+        own = [s for s in named.by_file.get(owner.file_id, ()) if s.qualified_name == f"{owner.qualified_name}.{ref.name}"]
+        if own:
+            return own[0], how
+        inherited = self.from_bases(owner.file_id, owner.qualified_name, ref.name, named)
+        return (inherited[0], _least_certain(how, inherited[1])) if inherited else None
+
+    def from_bases(
+        self, file_id: int, owner: str, method: str, named: _Named, imports: set[int] | None = None, depth: int = 0
+    ) -> tuple[SymbolNode, str] | None:
+        """The definition of `method` in the bases that class `owner` (qualified, defined in
+        file `file_id`) declares, nearest first, up to `BASE_LEVELS` levels: `Base.method` in
+        that file (`exact`), in a file it imports (`imports`, else its own; `imported`), or,
+        outside Python, whose names are lexical, the one definition of it anywhere (`by_name`).
+        A base is looked for the same way, in its turn."""
+        bases = self.bases_of(file_id, owner)
+        if not bases:
+            return None
+        if imports is None:
+            imports = self.imports_of(file_id)
+        python = self.paths[file_id].endswith(_PYTHON_SUFFIXES)
+        for base in bases:
+            typed = named.typed(f"{base}.{method}")
+            for tier, how in ((file_id,), "exact"), (imports, "imported"):
                 found = [s for s in typed if s.file_id in tier]
                 if found:
                     return min(found, key=lambda s: (s.file_id, s.start_line)), how
             if not python and _one_name(typed):
                 return typed[0], "by_name"
+        if depth + 1 >= BASE_LEVELS:
+            return None
+        for base in bases:
+            types = self.types_named(base)
+            where = [s for s in types if s.file_id == file_id], [s for s in types if s.file_id in imports]
+            for found, how in zip(where, ("exact", "imported")):
+                if found:
+                    break
+            else:
+                if python or not _one_name(types):
+                    continue
+                found, how = types, "by_name"
+            cls = min(found, key=lambda s: (s.file_id, s.start_line))
+            if cls.file_id == file_id and cls.qualified_name == owner:
+                continue  # a class named as its own base (`class Error(errors.Error)`) is another
+            above = self.from_bases(cls.file_id, cls.qualified_name, method, named, None, depth + 1)
+            if above is not None:
+                return above[0], _least_certain(how, above[1])
         return None
+
+    def symbols_of(self, name: str) -> list[SymbolNode]:
+        """The definitions of `name`, in order: of the symbols given, or, for a name the
+        references being resolved do not ask for, from `symbols_named`."""
+        if name in self._asked:
+            return self.by_name.get(name, [])
+        found = self._more_symbols.get(name)
+        if found is None:
+            found = self._more_symbols[name] = self._symbols_named(name) if self._symbols_named else []
+        return found
+
+    def types_named(self, name: str) -> list[SymbolNode]:
+        """The type definitions of `name`, in order (asked for once per call on a receiver)."""
+        found = self._types.get(name)
+        if found is None:
+            found = self._types[name] = [s for s in self.symbols_of(name) if s.kind in TYPE_KINDS]
+        return found
+
+    def bases_of(self, file_id: int, owner: str) -> list[str]:
+        """The bases class `owner` of file `file_id` declares."""
+        self._read_file(file_id)
+        return self.bases.get((file_id, owner), [])
+
+    def imports_of(self, file_id: int) -> set[int]:
+        """The files `file_id` imports."""
+        self._read_file(file_id)
+        return self.file_imports.get(file_id, set())
+
+    def _read_file(self, file_id: int) -> None:
+        """The bases and imports of a file outside the references being resolved, from `rows_of`."""
+        if file_id in self._read:
+            return
+        self._read.add(file_id)
+        if self._rows_of is None:
+            return
+        imported = self.file_imports.setdefault(file_id, set())
+        for ref in self._rows_of([file_id]):
+            if ref.kind == "inherit" and ref.enclosing:
+                self.bases[(file_id, ref.enclosing)].append(ref.name)
+            elif ref.kind == "import":
+                imported.update(t for t in self.module_files(ref.name, file_id) if t != file_id)
 
     def visible_by_name(self, ref: ReferenceRow, outside: set[str]) -> bool:
         """Whether the one definition of a name, in a file the caller does not import, can be
@@ -568,6 +804,13 @@ _USED_KINDS = TYPE_KINDS | {"function", "method"}
 _OWN_RECEIVERS = frozenset({"self", "cls", "this", "super", "super()"})
 #: Of those, the ones that skip the class's own methods.
 _BASE_RECEIVERS = frozenset({"super", "super()"})
+#: How many levels of base classes a method is looked for in (a base's base's base).
+BASE_LEVELS = 3
+
+
+def _least_certain(a: str, b: str) -> str:
+    """Of two resolutions, the less certain: a chain of lookups is as certain as its weakest."""
+    return a if _RESOLUTION_CODE[a] >= _RESOLUTION_CODE[b] else b
 
 
 def _one_name(definitions: Sequence[SymbolNode]) -> bool:
@@ -594,8 +837,21 @@ _ANCHORS = frozenset({"crate", "self", "super", "@", "~", "$"})
 
 def import_parts(module: str, importer_path: str) -> list[str]:
     """The path components an import names, relative imports resolved against the importer."""
+    return import_path(module, importer_path)[0]
+
+
+def import_path(module: str, importer_path: str) -> tuple[list[str], int]:
+    """`import_parts`, and how many of the first are only where the importer is, put before a
+    path that may not start there (a Rust path without `crate`, `self` or `super`): a file
+    matching no more than those is not what the import names."""
     text = module.strip().strip("\"'<>`")
     folder = posixpath.dirname(importer_path)
+    if importer_path.endswith(".rs"):
+        return _rust_parts(text, importer_path)
+    return _import_parts(text, folder), 0
+
+
+def _import_parts(text: str, folder: str) -> list[str]:
     if text.startswith(("./", "../")):  # JavaScript, TypeScript, C includes, Lua...
         return _module_parts(posixpath.normpath(posixpath.join(folder, text)))
     if text.startswith("."):  # Python: one dot is the importer's package, each more goes up
@@ -606,6 +862,33 @@ def import_parts(module: str, importer_path: str) -> list[str]:
     if "/" in text and "." in text.rsplit("/", 1)[-1]:  # a file path: "net/http.h", "lib/x.php"
         return _module_parts(text)
     return [p for p in _MODULE_SEPARATORS.split(text) if p and p not in _ANCHORS and p != "*"]
+
+
+def _rust_parts(path: str, importer_path: str) -> tuple[list[str], int]:
+    """The path components a Rust path from the crate's root or the importer's module names:
+    `crate::` starts in the folder holding the crate's root (the nearest `src`, else the
+    importer's), `self::` in the importer's module (`src/a/b.rs` is `src/a/b`, `src/a/mod.rs`
+    and `src/lib.rs` their folders), each `super::` one module up. A path without them is a
+    child of the importer's module or an outside crate: with the module's components before
+    it (`mod walk;` is `self::walk`), a file where the first would be matches more of it than
+    one elsewhere."""
+    parts = path.split("::")
+    context = 0
+    if parts[0] not in ("crate", "self", "super"):
+        parts = ["self", *parts]
+        context = len(_module_parts(importer_path))
+    if parts[0] == "crate":
+        folders = importer_path.split("/")[:-1]
+        base = folders[: len(folders) - folders[::-1].index("src")] if "src" in folders else _module_parts(importer_path)
+        parts = parts[1:]
+    else:
+        base = _module_parts(importer_path)
+        if parts[0] == "self":
+            parts = parts[1:]
+        while parts and parts[0] == "super" and base:
+            base = base[:-1]
+            parts = parts[1:]
+    return [*base, *(p for p in parts if p and p not in ("*", "self", "super"))], context
 
 
 def _module_parts(path: str) -> list[str]:

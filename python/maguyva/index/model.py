@@ -55,18 +55,20 @@ SYMBOL_KINDS = frozenset(
 class Reference(NamedTuple):
     """A use of a name that links this file to code elsewhere."""
 
-    #: "call", "import" or "inherit".
+    #: "call", "import", "inherit", "use" (a name passed as a value) or "alias" (an imported
+    #: name bound under another).
     kind: str
     #: For a call, the called name's last identifier (`get` in `self.session.get(...)`); for an
     #: import, the imported module or path as written (`os.path`, `./utils`, `fmt`); for
-    #: inheritance, the base type's name.
+    #: inheritance, the base type's name; for an alias, the name imported.
     name: str
     line: int
     #: Qualified name of the symbol the reference is in, None at file level.
     enclosing: str | None = None
     #: For a call, the receiver or qualifier as written (`self.session`, `pkg`), else ""; in
     #: Python, a module alias written out (`numpy` for `np`) and a name bound to an instance of
-    #: one type in its scope given as that type (`Session` for `s` after `s = Session()`).
+    #: one type in its scope given as that type (`Session` for `s` after `s = Session()`). For
+    #: an alias, the name it is bound to (`z` in `from m import y as z`).
     qualifier: str = ""
     #: For an import, the names it imports (`from a import b, c` -> ("b", "c")), else ().
     imported_names: tuple[str, ...] = ()

@@ -137,7 +137,7 @@ def calls_into(reader: IndexReader, into: Packages, definitions: Sequence[Defini
         part = names[start : start + _IN_LIST]
         marks = ", ".join("?" * len(part))
         rows = reader.segments.rows_where(
-            REFS, "file_id, kind, name, line, enclosing, qualifier", f"kind != 'import' AND name IN ({marks})", part
+            REFS, "file_id, kind, name, line, enclosing, qualifier", f"kind IN ('call', 'inherit', 'use') AND name IN ({marks})", part
         )
         for _, file_id, kind, name, line, enclosing, qualifier in rows:
             if file_id not in brings:

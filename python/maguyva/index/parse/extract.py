@@ -52,6 +52,9 @@ class _Import:
     #: The modules it binds under another name (`import x.y as z`): the name as bound -> the
     #: module.
     module_aliases: dict[str, str] = field(default_factory=dict)
+    #: The Rust modules written inside the file around it (`mod tests { use super::*; }`),
+    #: outermost first: its `self` and `super` start there, not at the file's module.
+    inline_modules: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -151,7 +154,7 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             entry = found.imports.get(statement.start_byte)
             if entry is None:
                 entry = found.imports[statement.start_byte] = _Import(
-                    statement.start_point.row + 1, statement.start_byte
+                    statement.start_point.row + 1, statement.start_byte, inline_modules=_inline_modules(statement)
                 )
             for node in captures.get("import.module", ()):
                 _add_once(entry.modules, node)
@@ -176,6 +179,35 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
         elif role == "signature":
             found.signatures[captures["signature"][0].start_byte] = _text(captures["name"][0])
     return found
+
+
+def _inline_modules(statement: Node) -> tuple[str, ...]:
+    """The names of the Rust `mod` items around `statement`, outermost first."""
+    names: list[str] = []
+    node = statement.parent
+    while node is not None:
+        if node.type == "mod_item" and (name := node.child_by_field_name("name")) is not None:
+            names.append(_text(name))
+        node = node.parent
+    return tuple(reversed(names))
+
+
+def from_file_module(path: str, inline_modules: tuple[str, ...]) -> str:
+    """A Rust path written inside the inline modules `inline_modules`, from the file's module
+    instead: `super::x` in `mod tests` is the file's `self::x`, `self::x` there `self::tests::x`."""
+    head, _, rest = path.partition("::")
+    if head == "self":
+        return "::".join(["self", *inline_modules, rest] if rest else ["self", *inline_modules])
+    if head != "super":
+        return path
+    scopes = list(inline_modules)
+    parts = path.split("::")
+    while parts and parts[0] == "super" and scopes:
+        parts.pop(0)
+        scopes.pop()
+    if parts and parts[0] == "super":
+        return "::".join(parts)  # above the file's module
+    return "::".join(["self", *scopes, *parts])
 
 
 def _add_once(items: list[tuple[int, str]], node: Node) -> None:
@@ -515,9 +547,17 @@ class _File:
                 modules = [".".join(clean_module(text) for _, text in sorted(entry.parts))]
             else:
                 modules = [clean_module(text) for _, text in sorted(entry.modules)]
+            if entry.inline_modules:
+                modules = [from_file_module(module, entry.inline_modules) for module in modules]
             for module in dict.fromkeys(modules):
                 if module:
                     pending.append((entry.position, "import", module, entry.line, "", names))
+            # A name bound under another (`from .ledger import post_entry as post`, `export {
+            # a as b } from`): a file importing the bound name from this one takes the original.
+            for bound, imported in entry.aliases.items():
+                original = import_name(imported)
+                if original and original not in ("*", bound):
+                    pending.append((entry.position, "alias", original, entry.line, bound, ()))
         for base in found.bases:
             name = type_name(_text(base))
             name = aliases.get(name, name)

@@ -31,8 +31,16 @@
 (use_declaration argument: [(scoped_identifier) (identifier) (use_wildcard)
     (crate) (self) (super)] @import.module) @import
 (use_declaration argument: (use_as_clause path: (_) @import.module)) @import
+;; the item a path brings (`use a::b::C` brings C; `use a::b::*` everything public of b), and
+;; what it is bound to (`use a::b::C as D`): a module re-exporting it (`pub use`) is followed
+(use_declaration argument: (scoped_identifier name: (identifier) @import.name)) @import
+(use_declaration argument: (use_wildcard "*" @import.name)) @import
+(use_declaration argument: (use_as_clause path: (scoped_identifier name: (identifier) @import.name)
+    alias: (identifier) @import.alias)) @import
 (use_declaration argument: (scoped_use_list path: (_) @import.module
     list: (use_list (_) @import.name))) @import
+(use_declaration argument: (scoped_use_list list: (use_list (use_as_clause
+    path: (identifier) @import.name alias: (identifier) @import.alias)))) @import
 (use_declaration argument: (use_list (_) @import.module)) @import
 (extern_crate_declaration name: (identifier) @import.module) @import
 (mod_item !body name: (identifier) @import.module) @import
