@@ -8,6 +8,7 @@ import rustworkx as rx
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from maguyva import config
 from maguyva._core import graph_centrality
 from maguyva.index import graph as graph_module
 from maguyva.index.graph import (
@@ -263,7 +264,9 @@ def test_a_method_called_on_a_subclass_instance_is_found_where_a_base_defines_it
     for s in symbols:
         by_name.setdefault(s.name, []).append(s)
     assert calls(shop, lambda ids: [r for r in library if r.file_id in ids], lambda name: by_name.get(name, [])) == expected
-    assert calls(shop) == {(5, 3, 7, "imported")}, "without the bases, nothing is inherited"
+    # Without the bases nothing is inherited: `sharpen` on an imported type is that type's, so
+    # not guessed at; `lift` on a type of the same package is, each of its two methods a candidate.
+    assert calls(shop) == {(5, 3, 7, "imported"), (9, 7, 3, "candidate"), (9, 12, 3, "candidate")}
 
 
 def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_comes_from():
@@ -283,7 +286,9 @@ def test_a_name_imported_from_a_module_that_reexports_it_is_defined_where_it_com
     assert calls(package + app) == {(1, "imported"), (4, "imported"), (7, "imported")}
     # An update resolving app.py alone reads the package's imports from the generation before.
     assert calls(app, lambda ids: [r for r in package if r.file_id in ids]) == {(1, "imported"), (4, "imported"), (7, "imported")}
-    assert calls(app) == set(), "without the package's imports, each name has two definitions"
+    # Without the package's imports each name has two definitions, and `Shuttle` is an imported
+    # name: nothing is guessed at.
+    assert calls(app) == set()
 
 
 def test_a_name_a_module_reexports_under_another_name_is_the_original_where_it_comes_from():
@@ -314,7 +319,9 @@ def test_a_name_a_module_reexports_under_another_name_is_the_original_where_it_c
         by_name.setdefault(s.name, []).append(s)
     rows_of = lambda ids: [r for r in package if r.file_id in ids]  # noqa: E731
     assert calls(users, rows_of, lambda name: by_name.get(name, [])) == {(2, 0, "imported"), (7, 4, "imported")}
-    assert calls(users) == set(), "hem and Hoop are defined nowhere under those names"
+    # `hem` and `Hoop` are defined nowhere under those names; `Hoop` is an imported name, so
+    # `tighten` is not guessed at.
+    assert calls(users) == set()
 
 
 def test_a_function_passed_as_a_value_is_a_use_that_impact_counts_and_callers_do_not():
@@ -613,3 +620,25 @@ def test_a_definition_inside_a_function_body_is_seen_only_in_its_own_file():
     symbols = [SymbolNode(0, 0, "grinds", "grinds", "function", 1, 9), sym(1, 0, "grinds.fallback", "function", 2),
                sym(2, 0, "Pan", "class", 20), sym(3, 0, "Pan.fallback", "method", 21)]
     assert graph_module.nested_definitions(symbols) == [1], "a method of a class is not nested in a function"
+
+
+def test_a_call_no_evidence_resolves_links_each_of_a_few_definitions_as_a_candidate():
+    """`pump.prime()` on a receiver of unknown type, with `prime` a method of two classes: both
+    are candidates, never a certain edge; with more definitions than the limit, none. A bare C
+    call of a function two platforms' files define is either; a bare call elsewhere, or one
+    Python could not see, is left unlinked."""
+    files = [FileNode(0, "well/hand.py"), FileNode(1, "well/electric.py"), FileNode(2, "farm.py"),
+             FileNode(3, "src/unix/poll.c"), FileNode(4, "src/win/poll.c"), FileNode(5, "src/loop.c")]
+    symbols = [sym(0, 0, "HandPump.prime", "method"), sym(1, 1, "ElectricPump.prime", "method"), sym(2, 2, "water"),
+               sym(3, 3, "poll_once"), sym(4, 4, "poll_once"), sym(5, 5, "run"), sym(6, 0, "refill")]
+    refs = [ref(2, "call", "prime", 3, "water", "pump"), ref(2, "call", "refill", 4, "water"),
+            ref(5, "call", "poll_once", 2, "run")]
+    n = len(files)
+
+    def calls(limit):
+        with config.using(config.DEFAULT.but(AMBIGUOUS_CALL_MAX_DEFINITIONS=limit)):
+            return {(e.src - n, e.dst - n, e.how) for e in resolve_edges(files, symbols, refs) if e.kind == "call"}
+
+    assert calls(2) == {(2, 0, "candidate"), (2, 1, "candidate"), (5, 3, "candidate"), (5, 4, "candidate")}
+    assert calls(1) == set()
+    assert calls(0) == set()

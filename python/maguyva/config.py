@@ -115,6 +115,12 @@ class Tuning:
     #: Tier 4 relevance of a test or vendored file's symbol is multiplied by this.
     WORD_SECONDARY_FACTOR: float = 0.75
 
+    # --- Graph -------------------------------------------------------------------------------
+    #: A call no evidence resolves to one definition is linked to each definition of its name
+    #: (`candidate`) when the name has at most this many (0: left unlinked). Each is a caller
+    #: an agent should see, marked as a guess; more than a few is noise.
+    AMBIGUOUS_CALL_MAX_DEFINITIONS: int = 3
+
     # --- Fusion: centrality and demotion ------------------------------------------------------
     #: The index's PageRank (`maguyva.index.graph.centrality`): damping, and when its power
     #: iteration stops.

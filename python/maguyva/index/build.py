@@ -311,7 +311,7 @@ def unchanged_index(
         if (
             meta.get("root") != str(root)
             or meta.get("embedder") != json.dumps(identity)
-            or meta.get("parser") != str(PARSER_VERSION)
+            or meta.get("parser") != parsing_rules()
         ):
             return None
         check = FreshnessCheck.of_database(db)
@@ -738,7 +738,7 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
                 warnings.append(f"the index was embedded by {_stored_embedder_name(meta.get('embedder'))}, not"
                                 f" {_embedder_name(wanted)}; every file indexed again")
             return Previous()
-        if meta.get("parser") != str(PARSER_VERSION):
+        if meta.get("parser") != parsing_rules():
             # Parsed by older rules: every file is parsed again (codes come from the cache).
             return Previous()
         previous = _read_records(db, generation)
@@ -884,7 +884,7 @@ def write_generation(
             {
                 "root": str(root),
                 "embedder": json.dumps(embedder_identity(model)),
-                "parser": str(PARSER_VERSION),
+                "parser": parsing_rules(),
                 "skipped": skipped,
                 "built_at": time.time(),
                 **{f"count_{k}": v for k, v in counts.items()},
@@ -1271,6 +1271,13 @@ def _retyped(
         differ = now ^ was if records[i].path not in imports_moved else now | was
         types.update(graph.receiver_type(enclosing) for enclosing, _ in differ)
     return types
+
+
+def parsing_rules() -> str:
+    """What an index's records and edges were made by: the parsing rules' version, and the
+    tuned number that decides which calls are linked as guesses (an update carries edges over,
+    so an index made with another must be made again)."""
+    return f"{PARSER_VERSION}/{config.current().AMBIGUOUS_CALL_MAX_DEFINITIONS}"
 
 
 def _earlier_id(previous: Previous, path: str) -> int | None:

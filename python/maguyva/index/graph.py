@@ -34,6 +34,9 @@ from maguyva.lexicon import PYTHON_BUILTIN_METHODS, TYPE_KINDS
 #: Python files, whose names are visible only where they are defined or imported.
 _PYTHON_SUFFIXES = (".py", ".pyi")
 
+#: C and C++ files, whose functions are called across files by name alone (through headers).
+_HEADER_LANGUAGE_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx")
+
 #: File names that stand for their folder as a module (package initialisers and index files).
 FOLDER_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
@@ -228,6 +231,9 @@ def resolve_edges(
                 edges.setdefault((ref.file_id, target, "import"), (ref.line, "exact" if len(targets) == 1 else "candidate"))
     resolver.file_imports.update(imports)
     reexports = _reexported(resolver, references, targets_of, rows_of)
+    ambiguous_limit = config.current().AMBIGUOUS_CALL_MAX_DEFINITIONS
+    # (src, dst, kind) -> the first line of a call only guessed at (`_Resolver.ambiguous`).
+    guessed: dict[tuple[int, int, str], int] = {}
     for ref in references:
         if ref.kind not in ("call", "inherit", "use"):
             continue
@@ -238,6 +244,13 @@ def resolve_edges(
                 ref, imports[ref.file_id], imported_names[ref.file_id], outside[ref.file_id], reexports.origins[ref.file_id]
             )
         if found is None:
+            if ref.kind == "call" and ambiguous_limit:
+                guesses = resolver.ambiguous(ref, outside[ref.file_id], imported_names[ref.file_id], ambiguous_limit)
+                if guesses:
+                    src = resolver.node_of_enclosing(ref.file_id, ref.enclosing, ref.line)
+                    for guess in guesses:
+                        if resolver.symbol_node(guess) != src:
+                            guessed.setdefault((src, resolver.symbol_node(guess), ref.kind), ref.line)
             continue
         defined, how = found
         src = resolver.node_of_enclosing(ref.file_id, ref.enclosing, ref.line)
@@ -248,6 +261,9 @@ def resolve_edges(
         for overload in overloads:
             chosen = overload is defined or (overload is overloads[0] and defined not in overloads)
             edges.setdefault((src, resolver.symbol_node(overload), ref.kind), (ref.line, how if chosen else "candidate"))
+    # A guess where another call of the same caller resolved the same definition is that edge.
+    for key, line in guessed.items():
+        edges.setdefault(key, (line, "candidate"))
     return [Edge(src, dst, kind, line, how) for (src, dst, kind), (line, how) in sorted(edges.items())]
 
 
@@ -608,6 +624,32 @@ class _Resolver:
         if ref.kind != "use" and _one_name(self.by_name[ref.name]) and self.visible_by_name(ref, outside):
             return candidates[0], "by_name"
         return None
+
+    def ambiguous(self, ref: ReferenceRow, outside: set[str], imported_names: set[str], limit: int) -> list[SymbolNode]:
+        """The definitions a call no evidence resolved may mean, when its name has a few (at
+        most `limit` qualified names) that the caller could reach: every one of them, to be
+        linked as candidates. A call on a receiver of unknown type may be any method of that
+        name; a bare call, where names cross files with no import (C and C++, whose platforms
+        define one function in several files), any function of it. Not a name Python could not
+        see there (`visible_by_name`), nor a definition local to another file's function, nor a
+        call on a name the file imports (a module, or a type defined outside the index: what it
+        names, not a method of that name elsewhere)."""
+        if ref.qualifier in _OWN_RECEIVERS:
+            return []  # the class and the bases it declares said what it is, or that it is none
+        if ref.qualifier and ref.qualifier.split(".", 1)[0] in imported_names:
+            return []
+        if ref.qualifier:
+            every = [s for s in self.named(ref.name, ref.kind).symbols if s.kind == "method"]
+        elif self.paths[ref.file_id].endswith(_HEADER_LANGUAGE_SUFFIXES):
+            every = [s for s in self.named(ref.name, ref.kind).symbols if s.kind == "function"]
+        else:
+            return []
+        every = self.visible(every, ref)
+        if not every or len({(s.file_id, s.qualified_name) for s in every}) > limit:
+            return []
+        if not self.visible_by_name(ref, outside):
+            return []
+        return every
 
     def visible(self, found: list[SymbolNode], ref: ReferenceRow) -> list[SymbolNode]:
         """Those of `found` that `ref` can name: a definition made inside a function's body
