@@ -615,15 +615,10 @@ class Previous:
         seen, frontier = set(types), sorted(types)
         for _ in range(graph.BASE_LEVELS):
             derived: set[str] = set()
-            for start in range(0, len(frontier), IN_LIST):
-                part = frontier[start : start + IN_LIST]
-                marks = ", ".join("?" * len(part))
-                for _, file_id, enclosing in self.segments.rows_where(
-                    REFS, "file_id, enclosing", f"kind = 'inherit' AND name IN ({marks})", part
-                ):
-                    found.add(file_id)
-                    if enclosing:
-                        derived.add(graph.receiver_type(enclosing))
+            for file_id, enclosing in self._references_named(frontier, "file_id, enclosing", "kind = 'inherit'"):
+                found.add(file_id)
+                if enclosing:
+                    derived.add(graph.receiver_type(enclosing))
             frontier = sorted(derived - seen)
             seen.update(frontier)
             if not frontier:
@@ -643,29 +638,24 @@ class Previous:
     def aliases_of(self, names: set[str]) -> set[str]:
         """The names the previous generation's files bind `names` to when they import them
         under another name."""
-        if not names or self.segments is None:
-            return set()
-        wanted = sorted(names)
-        bound: set[str] = set()
-        for start in range(0, len(wanted), IN_LIST):
-            part = wanted[start : start + IN_LIST]
-            marks = ", ".join("?" * len(part))
-            bound.update(name for _, name in self.segments.rows_where(REFS, "qualifier", f"kind = 'alias' AND name IN ({marks})", part))
-        return bound
+        return {bound for (bound,) in self._references_named(names, "qualifier", "kind = 'alias'")}
 
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
-        if not names or self.segments is None:
-            return set()
-        wanted = sorted(names)
-        callers: set[int] = set()
+        return {file_id for (file_id,) in self._references_named(names, "file_id", "kind != 'import'")}
+
+    def _references_named(self, names: Iterable[str], columns: str, kinds: str) -> list[tuple[Any, ...]]:
+        """`columns` of the previous generation's references to one of `names` whose kind meets
+        `kinds` (an SQL condition), by the `refs_name` index, a batch of names at a time."""
+        if self.segments is None:
+            return []
+        wanted = sorted(set(names))
+        found: list[tuple[Any, ...]] = []
         for start in range(0, len(wanted), IN_LIST):
             part = wanted[start : start + IN_LIST]
             marks = ", ".join("?" * len(part))
-            callers.update(
-                file_id for _, file_id in self.segments.rows_where(REFS, "file_id", f"kind != 'import' AND name IN ({marks})", part)
-            )
-        return callers
+            found.extend(row[1:] for row in self.segments.rows_where(REFS, columns, f"{kinds} AND name IN ({marks})", part))
+        return found
 
     def text_index(
         self, walked: Sequence[tuple[str, int, int]], max_file_size: int, include_secrets: bool
