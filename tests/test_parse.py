@@ -423,6 +423,26 @@ def test_a_name_passed_as_an_argument_is_a_use() -> None:
         assert uses == [("logger", ""), ("render", "this"), ("x", "")], path
 
 
+def test_a_rust_receiver_s_type_comes_from_its_declaration() -> None:
+    """A parameter's type (behind `&`, `&mut` or generics), a `let` with a type, `Type { .. }`,
+    `Type::new(..)`, and a field of the type for `self.field` in its methods: a call on such a
+    name is recorded on the type; on a name bound to anything else, on the name."""
+    source = (
+        b"pub struct Mill { stone: Stone, sacks: Vec<Sack> }\n"
+        b"impl Mill {\n    fn grind(&self, hopper: &mut Hopper<u8>) { self.stone.turn(); hopper.pour(); }\n}\n"
+        b"fn run(belt: Belt, gate: &Gate) {\n"
+        b"    belt.roll(); gate.open();\n"
+        b"    let wheel = Wheel::new(); wheel.spin();\n"
+        b"    let clock: Clock = make(); clock.tick();\n"
+        b"    let sieve = Sieve { holes: 3 }; sieve.shake();\n"
+        b"    let bag = fill(); bag.tie();\n"
+        b"}\n"
+    )
+    calls = {(r.name, r.qualifier) for r in parse_file("mill/src/lib.rs", source).references if r.kind == "call"}
+    assert {("turn", "Stone"), ("pour", "Hopper"), ("roll", "Belt"), ("open", "Gate"), ("spin", "Wheel"),
+            ("tick", "Clock"), ("shake", "Sieve"), ("tie", "bag")} <= calls, calls
+
+
 def test_a_javascript_reexport_brings_its_names() -> None:
     """`export { a } from './m'` and `export * from './m'` import as they export: the graph
     follows a name imported from such an index file to where it is defined."""

@@ -27,6 +27,21 @@
 (macro_invocation macro: (scoped_identifier path: (_) @call.qualifier
     name: (identifier) @call.name))
 
+;; receivers: a parameter or a `let` declared with a type, a `let` bound to `Type { .. }` or to
+;; `Type::new(..)` (and `default`, `with_..`, `from_..`, which make one by convention)
+(parameter pattern: (identifier) @receiver.var type: [(type_identifier) @receiver.type
+    (generic_type type: (type_identifier) @receiver.type)
+    (reference_type type: [(type_identifier) @receiver.type (generic_type type: (type_identifier) @receiver.type)])])
+(let_declaration pattern: (identifier) @receiver.var type: [(type_identifier) @receiver.type
+    (generic_type type: (type_identifier) @receiver.type)])
+(let_declaration pattern: (identifier) @receiver.var value: (struct_expression name: (type_identifier) @receiver.type))
+(let_declaration pattern: (identifier) @receiver.var value: (call_expression function: (scoped_identifier
+    path: (identifier) @receiver.type name: (identifier) @_made))
+    (#match? @receiver.type "^[A-Z]") (#match? @_made "^(new|default|with_.*|from_.*)$"))
+;; a field: a receiver (`self.engine`) in every method of its type
+(field_declaration name: (field_identifier) @receiver.var type: [(type_identifier) @receiver.type
+    (generic_type type: (type_identifier) @receiver.type)])
+
 ;; imports
 (use_declaration argument: [(scoped_identifier) (identifier) (use_wildcard)
     (crate) (self) (super)] @import.module) @import
