@@ -476,6 +476,7 @@ class _Resolver:
         self._more_symbols: dict[str, list[SymbolNode]] = {}
         self._types: dict[str, list[SymbolNode]] = {}
         self._receiver_types: dict[str, list[SymbolNode]] = {}
+        self._guesses: dict[tuple[str, str, str], tuple[list[SymbolNode] | None, list[SymbolNode]]] = {}
         # What files outside `references` import and inherit is read from `rows_of` when asked.
         self._read = {ref.file_id for ref in references}
         #: The files each file imports (those of `references` set by `resolve_edges`).
@@ -639,17 +640,46 @@ class _Resolver:
         if ref.qualifier and ref.qualifier.split(".", 1)[0] in imported_names:
             return []
         if ref.qualifier:
-            every = [s for s in self.named(ref.name, ref.kind).symbols if s.kind == "method"]
+            wanted = "method"
         elif self.paths[ref.file_id].endswith(_HEADER_LANGUAGE_SUFFIXES):
-            every = [s for s in self.named(ref.name, ref.kind).symbols if s.kind == "function"]
+            wanted = "function"
         else:
             return []
-        every = self.visible(every, ref)
+        seen_anywhere, nested = self.guesses(ref.name, ref.kind, wanted, limit)
+        if seen_anywhere is None:
+            return []
+        every = seen_anywhere + [s for s in nested if s.file_id == ref.file_id]
         if not every or len({(s.file_id, s.qualified_name) for s in every}) > limit:
             return []
         if not self.visible_by_name(ref, outside):
             return []
-        return every
+        return sorted(every, key=lambda s: s.id) if nested else every
+
+    def guesses(
+        self, name: str, kind: str, wanted: str, limit: int
+    ) -> tuple[list[SymbolNode] | None, list[SymbolNode]]:
+        """The definitions of `name` of kind `wanted` that any file sees (None when they are
+        more than `limit` qualified names: a guess among them says nothing), and those made
+        inside a function's body, seen only in their own file; once per name, as a common
+        name's thousands of definitions are each unresolved call's otherwise."""
+        key = (name, kind, wanted)
+        found = self._guesses.get(key)
+        if found is None:
+            anywhere: list[SymbolNode] = []
+            nested: list[SymbolNode] = []
+            names: set[tuple[int, str]] = set()
+            for symbol in self.named(name, kind).symbols:
+                if symbol.kind != wanted:
+                    continue
+                if symbol.id in self._nested_in(symbol.file_id):
+                    nested.append(symbol)
+                    continue
+                names.add((symbol.file_id, symbol.qualified_name))
+                if len(names) > limit:
+                    break
+                anywhere.append(symbol)
+            found = self._guesses[key] = (None if len(names) > limit else anywhere, nested)
+        return found
 
     def visible(self, found: list[SymbolNode], ref: ReferenceRow) -> list[SymbolNode]:
         """Those of `found` that `ref` can name: a definition made inside a function's body
