@@ -443,6 +443,19 @@ def test_a_rust_receiver_s_type_comes_from_its_declaration() -> None:
             ("tick", "Clock"), ("shake", "Sieve"), ("tie", "bag")} <= calls, calls
 
 
+def test_a_csharp_receiver_s_type_comes_from_its_declaration() -> None:
+    """A parameter's type, a local declared with a type or bound to `new T(..)`, and a field of
+    the class for `this.field` and its bare name in the class's methods."""
+    source = (
+        b"namespace Mill {\nclass Mill {\n  Stone stone;\n"
+        b"  void Run(Hopper hopper) {\n    var wheel = new Wheel(); Clock clock = Make(); var bag = Fill();\n"
+        b"    hopper.Pour(); wheel.Spin(); clock.Tick(); bag.Tie(); this.stone.Turn(); stone.Grind();\n  }\n}}\n"
+    )
+    calls = {(r.name, r.qualifier) for r in parse_file("mill/Mill.cs", source).references if r.kind == "call"}
+    assert {("Pour", "Hopper"), ("Spin", "Wheel"), ("Tick", "Clock"), ("Tie", "bag"), ("Turn", "Stone"),
+            ("Grind", "Stone")} <= calls, calls
+
+
 def test_a_javascript_reexport_brings_its_names() -> None:
     """`export { a } from './m'` and `export * from './m'` import as they export: the graph
     follows a name imported from such an index file to where it is defined."""

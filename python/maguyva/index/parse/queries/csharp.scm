@@ -25,6 +25,15 @@
 (object_creation_expression type: (qualified_name qualifier: (_) @call.qualifier
     name: (identifier) @call.name))
 
+;; receivers: a parameter or a local declared with a type, a local bound to `new T(..)`, and a
+;; field: a receiver (`this.x`, and its bare name) in every method of its class
+(parameter type: (identifier) @receiver.type name: (identifier) @receiver.var)
+(local_declaration_statement (variable_declaration type: (identifier) @receiver.type
+    (variable_declarator name: (identifier) @receiver.var)))
+(variable_declarator name: (identifier) @receiver.var (object_creation_expression type: (identifier) @receiver.type))
+(field_declaration (variable_declaration type: (identifier) @receiver.type
+    (variable_declarator name: (identifier) @receiver.var)))
+
 ;; imports
 (using_directive [(identifier) (qualified_name)] @import.module .) @import
 
