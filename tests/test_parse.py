@@ -456,6 +456,20 @@ def test_a_csharp_receiver_s_type_comes_from_its_declaration() -> None:
             ("Grind", "Stone")} <= calls, calls
 
 
+def test_a_kotlin_receiver_s_type_comes_from_its_declaration() -> None:
+    """A parameter's type, a property declared with a type or bound to a capitalised call (a
+    constructor), and a class's constructor properties and properties for `this.x` and the bare
+    name in its methods; a name bound to a lower-case call stays as written."""
+    source = (
+        b"class Mill(val stone: Stone) {\n  private val wheel: Wheel = Wheel()\n"
+        b"  fun run(hopper: Hopper) {\n    val sieve = Sieve(); val clock: Clock = make(); val bag = fill()\n"
+        b"    hopper.pour(); sieve.shake(); clock.tick(); bag.tie(); this.wheel.spin(); stone.grind()\n  }\n}\n"
+    )
+    calls = {(r.name, r.qualifier) for r in parse_file("mill/Mill.kt", source).references if r.kind == "call"}
+    assert {("pour", "Hopper"), ("shake", "Sieve"), ("tick", "Clock"), ("tie", "bag"), ("spin", "Wheel"),
+            ("grind", "Stone")} <= calls, calls
+
+
 def test_a_javascript_reexport_brings_its_names() -> None:
     """`export { a } from './m'` and `export * from './m'` import as they export: the graph
     follows a name imported from such an index file to where it is defined."""

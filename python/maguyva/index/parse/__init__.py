@@ -38,7 +38,7 @@ logger = logging.getLogger("maguyva.index.parse")
 #: Raised whenever a change to the rules below changes what a file parses into (or what its
 #: references resolve to), so that indexes built before it parse their files again instead of
 #: keeping the old symbols, chunks and edges.
-PARSER_VERSION = 17
+PARSER_VERSION = 18
 
 
 def parse_file(path: str, content: bytes) -> ParsedFile:

@@ -597,7 +597,7 @@ def _receiver_types_of(found: _Matches, spans: list[_Span]) -> dict[tuple[str | 
 #: How a method names its own object's members.
 _OWN = ("self.", "this.")
 #: Languages whose methods see their class's fields by their bare names.
-_BARE_MEMBERS = frozenset({"java", "csharp"})
+_BARE_MEMBERS = frozenset({"java", "csharp", "kotlin"})
 
 
 def _receiver_type(

@@ -18,6 +18,15 @@
 (call_expression . (navigation_expression (_) @call.qualifier
     (navigation_suffix (simple_identifier) @call.name) .))
 
+;; receivers: a parameter or a property declared with a type, a property bound to `Type(..)` (a
+;; capitalised call: Kotlin constructs without `new`), and a class's constructor properties and
+;; properties: receivers (`this.x`, and the bare name) in every method of the class
+(parameter (simple_identifier) @receiver.var (user_type (type_identifier) @receiver.type))
+(class_parameter (simple_identifier) @receiver.var (user_type (type_identifier) @receiver.type))
+(property_declaration (variable_declaration (simple_identifier) @receiver.var (user_type (type_identifier) @receiver.type)))
+(property_declaration (variable_declaration (simple_identifier) @receiver.var . )
+    (call_expression . (simple_identifier) @receiver.type) (#match? @receiver.type "^[A-Z]"))
+
 ;; imports
 (import_header (identifier) @import.module) @import
 (import_header (identifier) @import.module (wildcard_import) @import.name) @import
