@@ -443,31 +443,29 @@ def test_a_rust_receiver_s_type_comes_from_its_declaration() -> None:
             ("tick", "Clock"), ("shake", "Sieve"), ("tie", "bag")} <= calls, calls
 
 
-def test_a_csharp_receiver_s_type_comes_from_its_declaration() -> None:
-    """A parameter's type, a local declared with a type or bound to `new T(..)`, and a field of
-    the class for `this.field` and its bare name in the class's methods."""
-    source = (
-        b"namespace Mill {\nclass Mill {\n  Stone stone;\n"
-        b"  void Run(Hopper hopper) {\n    var wheel = new Wheel(); Clock clock = Make(); var bag = Fill();\n"
-        b"    hopper.Pour(); wheel.Spin(); clock.Tick(); bag.Tie(); this.stone.Turn(); stone.Grind();\n  }\n}}\n"
-    )
-    calls = {(r.name, r.qualifier) for r in parse_file("mill/Mill.cs", source).references if r.kind == "call"}
-    assert {("Pour", "Hopper"), ("Spin", "Wheel"), ("Tick", "Clock"), ("Tie", "bag"), ("Turn", "Stone"),
-            ("Grind", "Stone")} <= calls, calls
-
-
-def test_a_kotlin_receiver_s_type_comes_from_its_declaration() -> None:
-    """A parameter's type, a property declared with a type or bound to a capitalised call (a
-    constructor), and a class's constructor properties and properties for `this.x` and the bare
-    name in its methods; a name bound to a lower-case call stays as written."""
-    source = (
+# C#: a parameter's type, a local declared with a type or bound to `new T(..)`, a field for
+# `this.x` and its bare name. Kotlin: a parameter's type, a property declared with a type or
+# bound to a capitalised call (a constructor), a class's constructor properties and properties.
+# Both: a name bound to a lower-case call stays as written.
+TYPED_RECEIVERS = {
+    "mill/Mill.cs": (
+        b"namespace Mill {\nclass Mill {\n  Stone stone;\n  Wheel wheel;\n"
+        b"  void Run(Hopper hopper) {\n    var sieve = new Sieve(); Clock clock = Make(); var bag = Fill();\n"
+        b"    hopper.Pour(); sieve.Shake(); clock.Tick(); bag.Tie(); this.wheel.Spin(); stone.Grind();\n  }\n}}\n"
+    ),
+    "mill/Mill.kt": (
         b"class Mill(val stone: Stone) {\n  private val wheel: Wheel = Wheel()\n"
-        b"  fun run(hopper: Hopper) {\n    val sieve = Sieve(); val clock: Clock = make(); val bag = fill()\n"
-        b"    hopper.pour(); sieve.shake(); clock.tick(); bag.tie(); this.wheel.spin(); stone.grind()\n  }\n}\n"
-    )
-    calls = {(r.name, r.qualifier) for r in parse_file("mill/Mill.kt", source).references if r.kind == "call"}
-    assert {("pour", "Hopper"), ("shake", "Sieve"), ("tick", "Clock"), ("tie", "bag"), ("spin", "Wheel"),
-            ("grind", "Stone")} <= calls, calls
+        b"  fun Run(hopper: Hopper) {\n    val sieve = Sieve(); val clock: Clock = Make(); val bag = fill()\n"
+        b"    hopper.Pour(); sieve.Shake(); clock.Tick(); bag.Tie(); this.wheel.Spin(); stone.Grind()\n  }\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(TYPED_RECEIVERS))
+def test_a_receiver_s_type_comes_from_its_declaration(path: str) -> None:
+    calls = {(r.name, r.qualifier) for r in parse_file(path, TYPED_RECEIVERS[path]).references if r.kind == "call"}
+    assert {("Pour", "Hopper"), ("Shake", "Sieve"), ("Tick", "Clock"), ("Tie", "bag"), ("Spin", "Wheel"),
+            ("Grind", "Stone")} <= calls, calls
 
 
 def test_a_javascript_reexport_brings_its_names() -> None:
