@@ -21,7 +21,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
@@ -653,7 +653,7 @@ class _Resolver:
             return []
         if not self.visible_by_name(ref, outside):
             return []
-        return sorted(every, key=lambda s: s.id) if nested else every
+        return every
 
     def guesses(
         self, name: str, kind: str, wanted: str, limit: int
@@ -723,13 +723,12 @@ class _Resolver:
         return found
 
     def through_type(
-        self, ref: ReferenceRow, named: _Named, tiers: Sequence[tuple[Iterable[int], str]], types: list[SymbolNode]
+        self, ref: ReferenceRow, named: _Named, tiers: Sequence[tuple[Collection[int], str]], types: list[SymbolNode]
     ) -> tuple[SymbolNode, str] | None:
         """The method `ref` calls on an instance of a type, where the caller does not see it by
         the type's name (`tiers`): the type as the caller sees it (outside Python, also the one
         type of that name anywhere), then its own method or one it inherits (`from_bases`)."""
         for tier, how in tiers:
-            tier = tier if isinstance(tier, (set, frozenset, tuple)) else set(tier)
             found = [s for s in types if s.file_id in tier]
             if found:
                 owner = min(found, key=lambda s: (s.file_id, s.start_line))
