@@ -167,6 +167,18 @@ def chunk_term_table(
 
 # BM25 -------------------------------------------------------------------------------------------
 
+def word_scores(
+    count: int,
+    terms: list[tuple[float, bool, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float]]]],
+    within: npt.NDArray[np.bool_] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(symbols, total, covered) of a question's terms over `count` symbols. Each term is
+    (weight, direct, forms), each form (symbol ids, values, factor): a direct term's one form
+    is taken as it is, otherwise each symbol takes its best scaled value over the forms. The
+    symbols are listed in the order first reached (only those `within` keeps, when given), with
+    the sum of their term values and of their terms' weights. Raises ValueError for a symbol id
+    past `count` or a posting whose ids and values differ in length."""
+
 def bm25_scores(
     tf: npt.NDArray[np.float64],
     lengths: npt.NDArray[np.float64],

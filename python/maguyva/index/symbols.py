@@ -39,6 +39,7 @@ from itertools import chain
 import numpy as np
 
 from maguyva import config
+from maguyva._core import word_scores
 from maguyva.index import gc_pause
 from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
@@ -455,51 +456,28 @@ class WordIndex:
         """The best `top` symbols for the question words, with relevance scaled to (0, 1]; only
         symbols of the kinds in `family` when there are any, and only those `within` keeps (a
         mask over symbols) when given."""
-        # Work stays proportional to the postings read: symbols reached are collected as they
-        # are first seen instead of by scanning (or sorting) arrays of every symbol.
-        total = np.zeros(self.count, dtype=np.float64)
-        covered = np.zeros(self.count, dtype=np.float64)
-        seen = np.zeros(self.count, dtype=bool)
-        reached: list[np.ndarray] = []
+        # The sums are the core's: its work is proportional to the postings read, where numpy's
+        # was to every symbol of the index for each word.
+        terms = []
         mass = 0.0
+        prefix = config.current().WORD_WEIGHT_PREFIX
         for word in question:
             exact = self.posting(word)
             expanded = [p for p in map(self.posting, self.expansions(word)) if p is not None]
             if exact is None and not expanded:
                 continue
             weight = exact[2] if exact is not None else max(p[2] for p in expanded)
-            if exact is not None and not expanded:
-                ids, values = exact[0], exact[1]
-            else:
-                # A symbol with several forms of the word counts its best one.
-                term = np.zeros(self.count, dtype=np.float64)
-                in_term = np.zeros(self.count, dtype=bool)
-                parts = []
-                forms = ([(exact[0], exact[1])] if exact is not None else []) + [
-                    (p[0], p[1] * config.current().WORD_WEIGHT_PREFIX) for p in expanded
-                ]
-                for form_ids, form_values in forms:
-                    term[form_ids] = np.maximum(term[form_ids], form_values)
-                    new = form_ids[~in_term[form_ids]]
-                    in_term[new] = True
-                    parts.append(new)
-                ids = np.concatenate(parts)
-                values = term[ids]
-            total[ids] += values
-            covered[ids] += weight
+            # A symbol with several forms of the word counts its best one.
+            forms = ([(exact[0], exact[1], 1.0)] if exact is not None else []) + [(p[0], p[1], prefix) for p in expanded]
+            terms.append((weight, exact is not None and not expanded, forms))
             mass += weight
-            new = ids[~seen[ids]]
-            seen[new] = True
-            reached.append(new)
         if mass == 0.0:
             return []
-        hits = np.concatenate(reached)
-        if within is not None:
-            hits = hits[within[hits]]
-            if not len(hits):
-                return []
+        hits, total, covered = word_scores(self.count, terms, within)
+        if not len(hits):
+            return []
         # Symbols matching more of the question's (idf-weighted) words rank higher.
-        scores = total[hits] * (0.5 + 0.5 * covered[hits] / mass)
+        scores = total * (0.5 + 0.5 * covered / mass)
         scores[self.secondary[hits]] *= config.current().WORD_SECONDARY_FACTOR
         if family is not None:
             codes = [self.kind_codes[k] for k in family if k in self.kind_codes]

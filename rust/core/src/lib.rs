@@ -10,6 +10,8 @@
 //! - [`centrality`]: PageRank and in-degree of the dependency graph, for every file and symbol.
 //! - [`embed`]: static embeddings: WordPiece tokenization, token vectors summed line by line,
 //!   the signs kept as bits.
+//! - [`word_scores`]: the question words of a structural search summed over the symbols'
+//!   word postings.
 //! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
 //! - [`background`]: a job on the thread pool while the caller goes on (a question's text
 //!   modality counting while the others run).
@@ -78,5 +80,6 @@ pub mod trigram;
 pub mod walk;
 #[cfg(target_os = "linux")]
 pub mod watch;
+pub mod word_scores;
 
 pub use error::{Error, Result};

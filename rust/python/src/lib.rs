@@ -14,6 +14,7 @@ mod trigram;
 mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
+mod word_scores;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -29,5 +30,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bm25::register(m)?;
     centrality::register(m)?;
     names::register(m)?;
+    word_scores::register(m)?;
     Ok(())
 }
