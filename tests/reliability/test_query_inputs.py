@@ -270,8 +270,8 @@ def test_structural_prefix_expansion_looks_up_no_prefix_longer_than_a_name_word(
 
 def test_path_vocabulary_looks_up_no_prefix_longer_than_a_path_word(index, monkeypatch):
     vocabulary = rerank.PathVocabulary(index.reader)
-    counting = _CountingDict(vocabulary._files_of)
-    monkeypatch.setattr(vocabulary, "_files_of", counting)
+    counting = _CountingDict(vocabulary._words.files_of)
+    monkeypatch.setattr(vocabulary._words, "files_of", counting)
     longest = max(map(len, counting))
     _CountingDict.lookups = 0
     share = vocabulary.share("oven" + "x" * 200_000)

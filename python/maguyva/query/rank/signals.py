@@ -289,6 +289,32 @@ def _heads_of(words: frozenset[str], length: int) -> frozenset[str]:
     return frozenset(w[:length] for w in words)
 
 
+class _Postings:
+    """Words, sorted, and the files of each: the files of every word starting with a prefix are
+    one slice of one array."""
+
+    def __init__(self, files_of: dict[str, np.ndarray]):
+        self.files_of = files_of
+        self.words = sorted(files_of)
+        lengths = np.fromiter((len(files_of[w]) for w in self.words), dtype=np.int64, count=len(self.words))
+        self._offsets = np.concatenate(([0], np.cumsum(lengths)))
+        self._flat = np.concatenate([files_of[w] for w in self.words]) if self.words else np.zeros(0, dtype=np.int64)
+        #: No prefix of a word longer than this is one of the words.
+        self.longest = max(map(len, self.words), default=0)
+
+    def starting(self, prefix: str) -> np.ndarray:
+        """The files of the words starting with `prefix` (the word itself included), a file once
+        per word."""
+        # The words starting with `prefix` are one run of the sorted words, which ends before
+        # the prefix followed by the last code point (past it only if a word holds that point).
+        words = self.words
+        first = bisect_left(words, prefix)
+        last = bisect_left(words, prefix + "\U0010ffff", first)
+        while last < len(words) and words[last].startswith(prefix):
+            last += 1
+        return self._flat[self._offsets[first]:self._offsets[last]]
+
+
 class PathVocabulary:
     """Which of an index's files each path word is on, to tell how many files a question word
     agrees with as written (a prefix of 3+ letters of one another, not by stems: a word is common
@@ -301,10 +327,7 @@ class PathVocabulary:
         for file_id, info in enumerate(reader.files):
             for word in path_words(info.path):
                 files_of.setdefault(word, []).append(file_id)
-        self._files_of = {word: np.asarray(ids, dtype=np.int64) for word, ids in files_of.items()}
-        self._sorted = sorted(files_of)
-        #: No prefix of a question word longer than this is a path word.
-        self._longest = max(map(len, files_of), default=0)
+        self._words = _Postings({word: np.asarray(ids, dtype=np.int64) for word, ids in files_of.items()})
         self._shares: dict[str, float] = {}
 
     def share(self, word: str) -> float:
@@ -313,13 +336,9 @@ class PathVocabulary:
         if known is not None:
             return known
         on = np.zeros(self.files, dtype=bool)
-        # Path words starting with `word` are one run of the sorted vocabulary.
-        at = bisect_left(self._sorted, word)
-        while at < len(self._sorted) and self._sorted[at].startswith(word):
-            on[self._files_of[self._sorted[at]]] = True
-            at += 1
-        for i in range(config.current().AGREEMENT_SHORTEST_PREFIX, min(len(word), self._longest + 1)):
-            ids = self._files_of.get(word[:i])
+        on[self._words.starting(word)] = True
+        for i in range(config.current().AGREEMENT_SHORTEST_PREFIX, min(len(word), self._words.longest + 1)):
+            ids = self._words.files_of.get(word[:i])
             if ids is not None:
                 on[ids] = True
         share = self._shares[word] = float(on.sum()) / self.files if self.files else 0.0
@@ -330,41 +349,32 @@ class PathVocabulary:
         has them agree (as written, by stems, or by initials spelled on the path), as one mask
         over the index's files: worked out from the vocabulary once, not file by file."""
         on = np.zeros(self.files, dtype=bool)
-        for found in (self._agreeing(word, self._sorted, self._files_of, config.current().AGREEMENT_SHORTEST_PREFIX),
-                      self._agreeing(stem(word), self._sorted_stems, self._files_of_stem, config.current().AGREEMENT_SHORTEST_STEM_PREFIX)):
+        tuning = config.current()
+        for found in (_agreeing(word, self._words, tuning.AGREEMENT_SHORTEST_PREFIX),
+                      _agreeing(stem(word), self._stems, tuning.AGREEMENT_SHORTEST_STEM_PREFIX)):
             for ids in found:
                 on[ids] = True
         for short, run in initials.items():
-            initial_ids = self._files_of.get(short)
+            initial_ids = self._words.files_of.get(short)
             if initial_ids is not None and word in run:
                 on[initial_ids] = True
         return on
 
-    def _agreeing(self, word: str, ordered: list[str], files_of: dict[str, np.ndarray], shortest: int) -> list[np.ndarray]:
-        """The files of the vocabulary words `_agrees` would match `word` with: the word itself,
-        the words it is a prefix of (`shortest`+ letters), and those that are prefixes of it."""
-        found = []
-        if word in files_of:
-            found.append(files_of[word])
-        if len(word) >= shortest:
-            at = bisect_left(ordered, word)
-            while at < len(ordered) and ordered[at].startswith(word):
-                if ordered[at] != word:
-                    found.append(files_of[ordered[at]])
-                at += 1
-        found.extend(files_of[word[:i]] for i in range(shortest, len(word)) if word[:i] in files_of)
-        return found
-
     @cached_property
-    def _files_of_stem(self) -> dict[str, np.ndarray]:
+    def _stems(self) -> _Postings:
         by_stem: dict[str, list[np.ndarray]] = {}
-        for word, ids in self._files_of.items():
+        for word, ids in self._words.files_of.items():
             by_stem.setdefault(stem(word), []).append(ids)
-        return {s: parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) for s, parts in by_stem.items()}
+        return _Postings({s: parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) for s, parts in by_stem.items()})
 
-    @cached_property
-    def _sorted_stems(self) -> list[str]:
-        return sorted(self._files_of_stem)
+
+def _agreeing(word: str, postings: _Postings, shortest: int) -> list[np.ndarray]:
+    """The files of the words of `postings` that `_agrees` would match `word` with: the word
+    itself, the words it is a prefix of (`shortest`+ letters), and those that are prefixes of it."""
+    files_of = postings.files_of
+    found = [postings.starting(word)] if len(word) >= shortest else [files_of[word]] if word in files_of else []
+    found.extend(files_of[word[:i]] for i in range(shortest, min(len(word), postings.longest + 1)) if word[:i] in files_of)
+    return found
 
 
 @per_layout
@@ -656,8 +666,12 @@ class _FileSignals:
         else:
             secondary = [False] * len(file_ids)
         files = self.reader.files
+        headers, parts, older, ports = self.headers, self.parts, self.older, self.ports
         out = {}
         for file_id, share, is_secondary in zip(file_ids, shares, secondary):
+            if not (share or is_secondary or file_id in headers or file_id in parts or file_id in older or file_id in ports):
+                out[file_id] = _UNADJUSTED  # most files: no signal of its own, the same tuple for each
+                continue
             outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
             part = self.parts.get(file_id)
             unasked_part = part is not None and not spells(self.words, part)
@@ -676,6 +690,10 @@ class _FileSignals:
                 ),
             )
         return out
+
+
+#: The adjustment of a file no signal of its own applies to.
+_UNADJUSTED = Adjustment()
 
 
 def _add_file_agreement(
