@@ -42,9 +42,10 @@ class SemanticRetriever:
             rows = np.flatnonzero(query.allowed & ~bare)
             if not len(rows):
                 return []
-            found, distances = hamming_top_k(reader.codes[rows], code, min(limit, len(rows)))
+            # Read in place through the kernel's allow-list, not gathered into a copy first.
+            found, distances = hamming_top_k(reader.codes, code, min(limit, len(rows)), allow=rows)
             bits = reader.codes.shape[1] * 8
-            return [Candidate(int(rows[r]), 1.0 - d / bits) for r, d in zip(found.tolist(), distances.tolist())]
+            return [Candidate(r, 1.0 - d / bits) for r, d in zip(found.tolist(), distances.tolist())]
         # Nearest chunks, more of them until `limit` remain once the bare ones are left out.
         wanted = limit
         while True:
