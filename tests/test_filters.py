@@ -147,12 +147,34 @@ def test_the_text_modality_counts_only_the_allowed_chunks_and_counts_them_the_sa
     reader = index.reader
     terms = query_terms("retry failed postings ETIMEDOUT entry")
     every_ids, every_tf = _by_chunk_counts(reader, terms)
-    for written in FILTERS:
-        allowed = allowed_chunks(reader, parse(f"{written} x")[0])
+    masks = {written: allowed_chunks(reader, parse(f"{written} x")[0]) for written in FILTERS}
+    # Asked again, in another order and as equal copies: a layout kept for one mask (a few are
+    # kept, so some are made again) serves only that mask.
+    asked = [*masks.items(), *reversed(masks.items()), *((w, m.copy()) for w, m in masks.items() if m is not None)]
+    for written, allowed in asked:
         assert allowed is not None
         ids, tf = _by_chunk_counts(reader, terms, allowed=allowed)
         kept = allowed[every_ids]
         assert np.array_equal(ids, every_ids[kept]) and np.array_equal(tf, every_tf[kept]), written
+
+
+def test_what_a_filter_s_mask_gives_is_kept_for_that_mask_alone():
+    import numpy as np
+
+    from maguyva.index.reader import PerMask
+
+    made: list[int] = []
+    kept = PerMask(2)
+
+    def make(mask):
+        made.append(int(mask.sum()))
+        return int(mask.sum())
+
+    first, second, third = (np.arange(6) < n for n in (1, 2, 3))
+    assert [kept.get(first, make), kept.get(first, make), kept.get(first.copy(), make)] == [1, 1, 1]
+    assert made == [1, 1], "the same mask is made once; an equal copy is another mask"
+    kept.get(second, make), kept.get(third, make)
+    assert kept.get(first, make) == 1 and made == [1, 1, 2, 3, 1], "the oldest masks are let go"
 
 
 def test_the_structural_modality_ranks_inside_the_filter(tmp_path):

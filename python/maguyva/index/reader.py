@@ -398,6 +398,32 @@ def per_layout(make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader
     return _kept_by(lambda reader: reader.layout, make)
 
 
+class PerMask:
+    """What a question derives from a filter's mask (a mask over the index's chunks), kept for the
+    `size` masks asked most recently: a searcher asks with one array for the same filters, so a
+    mask is known by its identity, and is held with its value so that the identity names it while
+    kept. Safe to share between threads."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._kept: dict[int, tuple[np.ndarray, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, mask: np.ndarray, make: Callable[[np.ndarray], _Derived]) -> _Derived:
+        """The value made of `mask`: `make(mask)` the first time it is asked while kept."""
+        with self._lock:
+            known = self._kept.get(id(mask))
+        if known is not None and known[0] is mask:
+            value: _Derived = known[1]
+            return value
+        value = make(mask)
+        with self._lock:
+            if len(self._kept) >= self._size:
+                self._kept.pop(next(iter(self._kept)))  # the oldest
+            self._kept[id(mask)] = (mask, value)
+        return value
+
+
 def _kept_by(owner_of: Callable[[IndexReader], Any], make: Callable[[IndexReader], _Derived]) -> Callable[[IndexReader], _Derived]:
     """`make(reader)` kept per tuning for as long as `owner_of(reader)` lives."""
     made: weakref.WeakKeyDictionary[Any, dict[config.Tuning, _Derived]] = weakref.WeakKeyDictionary()

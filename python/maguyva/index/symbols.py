@@ -41,7 +41,7 @@ import numpy as np
 from maguyva import config
 from maguyva._core import word_scores
 from maguyva.index import gc_pause
-from maguyva.index.reader import IndexReader, per_layout, per_reader
+from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.lexicon import (
     KIND_FAMILIES,
@@ -159,7 +159,7 @@ class SymbolTable:
         self._path_parts: dict[int, frozenset[str]] = {}
         self._words: WordIndex | None = None
         self._lock = threading.Lock()
-        self._within: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._within = PerMask(_KEPT_WITHIN_MASKS)
         self.name: list[str] = reader.symbol_column("name")
         self.kind: list[str] = reader.symbol_column("kind")
         self.qualified_name: list[str] = reader.symbol_column("qualified_name")
@@ -285,18 +285,8 @@ class SymbolTable:
         """Per symbol, whether its chunk is one of `allowed_chunks` (a mask over chunks): the
         symbols a filtered question may answer with. Kept for the masks asked most recently (a
         searcher asks with the same mask for the same filters)."""
-        with self._lock:
-            known = self._within.get(id(allowed_chunks))
-        if known is not None and known[0] is allowed_chunks:
-            return known[1]
         chunks = self.chunk_array
-        mask: np.ndarray = (chunks >= 0) & allowed_chunks[np.maximum(chunks, 0)]
-        with self._lock:
-            if len(self._within) >= _KEPT_WITHIN_MASKS:
-                self._within.pop(next(iter(self._within)))  # the oldest
-            # The mask asked is kept with its answer, so that its id names it while kept.
-            self._within[id(allowed_chunks)] = (allowed_chunks, mask)
-        return mask
+        return self._within.get(allowed_chunks, lambda allowed: (chunks >= 0) & allowed[np.maximum(chunks, 0)])
 
     def match_words(
         self, group: list[str], kind: str | None, matches: dict[int, tuple[int, float]], top: int,

@@ -643,15 +643,16 @@ class _FileSignals:
         self.file_name_bonus = tuning.FILE_NAME_BONUS * best
         self.factors = demotion_factors()
 
-    @cached_property
-    def _shares(self) -> np.ndarray:
-        """Per file, the share of the question's words its path agrees with (`matched_share`,
-        for all files at once)."""
+    def _shares(self, file_ids: list[int]) -> list[float]:
+        """Per file of `file_ids`, the share of the question's words its path agrees with
+        (`matched_share`), each word's agreeing files worked out from the vocabulary once."""
         vocabulary = path_vocabulary(self.reader)
-        agreeing = np.zeros(len(self.reader.files))
+        ids = np.asarray(file_ids, dtype=np.int64)
+        agreeing = np.zeros(len(ids))
         for word in self.words:
-            agreeing += vocabulary.agreeing_files(word, self.initials)
-        shares: np.ndarray = agreeing / len(self.words)
+            # Summed over the files asked about only: a large index's every file is no question's.
+            agreeing += vocabulary.agreeing_files(word, self.initials)[ids]
+        shares: list[float] = (agreeing / len(self.words)).tolist()
         return shares
 
     def __call__(self, file_id: int) -> Adjustment:
@@ -660,7 +661,7 @@ class _FileSignals:
     def of_files(self, file_ids: list[int]) -> dict[int, Adjustment]:
         """The adjustment of each of `file_ids`; their shares and roles are read in one lookup
         each (a numpy scalar a file costs more than the rest of its signals)."""
-        shares = self._shares[file_ids].tolist() if self.words else [0.0] * len(file_ids)
+        shares = self._shares(file_ids) if self.words else [0.0] * len(file_ids)
         if self.secondary:
             secondary = (self.reader.file_roles[file_ids] & roles.SECONDARY).astype(bool).tolist()
         else:

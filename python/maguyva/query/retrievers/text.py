@@ -19,7 +19,7 @@ import numpy as np
 from maguyva import config
 from maguyva._core import bm25_scores, chunk_term_table
 from maguyva.errors import QueryError
-from maguyva.index.reader import IndexReader, per_reader
+from maguyva.index.reader import IndexReader, PerMask, per_reader
 from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
 from maguyva.query.retrievers.base import Candidate, Query
@@ -189,9 +189,24 @@ def _chunk_counts(
 def _layout(reader: IndexReader, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The chunk layout the core counts in (`TrigramIndex.chunk_line_counts`): the index's, or
     with `allowed` (a filter's chunks) those chunks alone, numbered among themselves (a file's
-    chunks stay together), with the index's id of each (`kept`)."""
+    chunks stay together), with the index's id of each (`kept`). A filter's layout is kept for
+    its next questions: at 59,000 files it costs 0.4 ms to make."""
     if allowed is None:
         return reader.chunk_start_key, reader.file_chunk_offsets, None
+    return _filter_layouts(reader).get(allowed, lambda mask: _filter_layout(reader, mask))
+
+
+#: Layouts of the filters asked most recently, kept per index: few, as a filter that keeps most
+#: of a large index has a layout of tens of megabytes.
+_KEPT_FILTER_LAYOUTS = 4
+
+
+@per_reader
+def _filter_layouts(reader: IndexReader) -> PerMask:
+    return PerMask(_KEPT_FILTER_LAYOUTS)
+
+
+def _filter_layout(reader: IndexReader, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     kept = np.flatnonzero(allowed)
     start_key = np.ascontiguousarray(reader.chunk_start_key[kept])
     per_file = np.bincount(np.asarray(reader.chunk_file)[kept].astype(np.int64), minlength=len(reader.files))
