@@ -372,7 +372,10 @@ def _agreeing(word: str, postings: _Postings, shortest: int) -> list[np.ndarray]
     """The files of the words of `postings` that `_agrees` would match `word` with: the word
     itself, the words it is a prefix of (`shortest`+ letters), and those that are prefixes of it."""
     files_of = postings.files_of
-    found = [postings.starting(word)] if len(word) >= shortest else [files_of[word]] if word in files_of else []
+    if len(word) >= shortest:
+        found = [postings.starting(word)]  # the word itself among them
+    else:
+        found = [files_of[word]] if word in files_of else []
     found.extend(files_of[word[:i]] for i in range(shortest, min(len(word), postings.longest + 1)) if word[:i] in files_of)
     return found
 
@@ -650,7 +653,7 @@ class _FileSignals:
         ids = np.asarray(file_ids, dtype=np.int64)
         agreeing = np.zeros(len(ids))
         for word in self.words:
-            # Summed over the files asked about only: a large index's every file is no question's.
+            # Summed over the files asked about, not over every file of the index.
             agreeing += vocabulary.agreeing_files(word, self.initials)[ids]
         shares: list[float] = (agreeing / len(self.words)).tolist()
         return shares
@@ -673,8 +676,8 @@ class _FileSignals:
             if not (share or is_secondary or file_id in headers or file_id in parts or file_id in older or file_id in ports):
                 out[file_id] = _UNADJUSTED  # most files: no signal of its own, the same tuple for each
                 continue
-            outdated = file_id in self.older and not (self.older[file_id] & self.named_versions)
-            part = self.parts.get(file_id)
+            outdated = file_id in older and not (older[file_id] & self.named_versions)
+            part = parts.get(file_id)
             unasked_part = part is not None and not spells(self.words, part)
             out[file_id] = Adjustment(
                 path=self.path_bonus * share if share >= self.path_min_share else 0.0,
@@ -684,10 +687,10 @@ class _FileSignals:
                 demotions=_demotions(
                     self.factors,
                     is_secondary,
-                    file_id in self.headers,
+                    file_id in headers,
                     unasked_part,
                     outdated,
-                    file_id in self.ports,
+                    file_id in ports,
                 ),
             )
         return out
