@@ -33,6 +33,7 @@ mod postings;
 mod query;
 mod regex;
 mod scan;
+mod vocabulary;
 mod words;
 mod work;
 
@@ -44,7 +45,8 @@ use memmap2::Mmap;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use vocabulary::WordTrigrams;
 
 pub use build::BINARY_PROBE_LEN;
 pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkCountsPlan, ChunkLayout};
@@ -78,6 +80,8 @@ pub struct TrigramIndex {
     layout: Layout,
     /// The file it was loaded from (empty otherwise), for error messages.
     path: PathBuf,
+    /// The words of the vocabulary per trigram, made when a search first needs them.
+    word_trigrams: Arc<OnceLock<WordTrigrams>>,
 }
 
 /// What a build did with its input.
@@ -117,13 +121,17 @@ pub(crate) fn fold(byte: u8) -> u8 {
 }
 
 impl TrigramIndex {
+    fn new(buf: Bytes, layout: Layout, path: PathBuf) -> TrigramIndex {
+        TrigramIndex { buf, layout, path, word_trigrams: Arc::default() }
+    }
+
     /// Indexes `docs`, given as (id, bytes) pairs in any order. Ids are chosen by the caller and
     /// may be sparse. Binary documents are skipped and listed in the report.
     ///
     /// Fails with [`Error::DuplicateDocument`] if an id appears twice.
     pub fn build(docs: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = build::build(docs)?;
-        Ok((TrigramIndex { buf: Bytes::Owned(buf), layout, path: PathBuf::new() }, report))
+        Ok((TrigramIndex::new(Bytes::Owned(buf), layout, PathBuf::new()), report))
     }
 
     /// Every document containing `literal`, by ascending doc id. `case_insensitive` folds ASCII
@@ -249,7 +257,7 @@ impl TrigramIndex {
     /// out of order, and with [`Error::DuplicateDocument`] if a new id is given twice.
     pub fn merged(&self, kept: &[(u32, u32)], added: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = merge::merge(self, kept, added)?;
-        Ok((TrigramIndex { buf: Bytes::Owned(buf), layout, path: PathBuf::new() }, report))
+        Ok((TrigramIndex::new(Bytes::Owned(buf), layout, PathBuf::new()), report))
     }
 
     /// Reads a serialized index, checking its structure and checksum. Fails with
@@ -293,7 +301,7 @@ impl TrigramIndex {
 
     fn parse(buf: Bytes, path: PathBuf) -> Result<TrigramIndex> {
         match format::validate(&buf) {
-            Ok(layout) => Ok(TrigramIndex { buf, layout, path }),
+            Ok(layout) => Ok(TrigramIndex::new(buf, layout, path)),
             Err(reason) => Err(Error::Corrupt { path, reason }),
         }
     }
@@ -332,6 +340,14 @@ impl TrigramIndex {
     fn vocabulary(&self, folded: bool) -> &[u8] {
         let start = if folded { self.layout.folded_vocabulary } else { self.layout.vocabulary };
         &self.buf[start..start + self.layout.vocabulary_len]
+    }
+
+    /// The words of the vocabulary per trigram ([`WordTrigrams`]), made on first use.
+    fn word_trigrams(&self) -> &WordTrigrams {
+        self.word_trigrams.get_or_init(|| {
+            let start = |word: usize| if word == 0 { 0 } else { self.word_end(word - 1) };
+            WordTrigrams::build(self.vocabulary(true), self.layout.words, start)
+        })
     }
 
     /// Where word `word` ends in the vocabulary (the position after its separator).

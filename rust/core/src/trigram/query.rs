@@ -387,8 +387,18 @@ impl TrigramIndex {
     pub(crate) fn words_containing(&self, literal: &[u8], case_insensitive: bool, budget: usize) -> Option<Vec<(u32, u32)>> {
         let folded = case_insensitive && literal.iter().any(u8::is_ascii_alphabetic);
         let needle = if folded { literal.to_ascii_lowercase() } else { literal.to_vec() };
-        let vocabulary = self.vocabulary(folded);
         let finder = Finder::new(&needle);
+        if needle.len() >= 3 {
+            self.words_among_candidates(&needle, folded, &finder, budget)
+        } else {
+            self.words_by_scan(folded, &finder, budget)
+        }
+    }
+
+    /// [`Self::words_containing`] by a scan of the whole vocabulary (folded when `folded`)
+    /// with `finder`: what a needle shorter than a trigram needs.
+    fn words_by_scan(&self, folded: bool, finder: &Finder<'_>, budget: usize) -> Option<Vec<(u32, u32)>> {
+        let vocabulary = self.vocabulary(folded);
         let spent = AtomicUsize::new(0);
         let parallel = work::parallel(vocabulary.len());
         let bounds = separator_bounds(vocabulary, if parallel { VOCABULARY_PARTS } else { 1 });
@@ -414,6 +424,31 @@ impl TrigramIndex {
             Some(found)
         });
         Some(found?.concat())
+    }
+
+    /// [`Self::words_containing`] for a `needle` of three bytes or more (folded when `folded`):
+    /// the words holding all of its trigrams ([`WordTrigrams`](super::vocabulary::WordTrigrams)),
+    /// each searched alone, in the order and with the counts of [`Self::words_by_scan`].
+    fn words_among_candidates(&self, needle: &[u8], folded: bool, finder: &Finder<'_>, budget: usize) -> Option<Vec<(u32, u32)>> {
+        let folded_needle = if folded { needle.to_vec() } else { needle.to_ascii_lowercase() };
+        let vocabulary = self.vocabulary(folded);
+        let mut found = Vec::new();
+        let mut spent = 0usize;
+        for word in self.word_trigrams().candidates(&folded_needle) {
+            let start = if word == 0 { 0 } else { self.word_end(word as usize - 1) };
+            // A match never crosses a separator, so counting in the word alone counts as the
+            // scan of the whole vocabulary does.
+            let occurrences = finder.find_iter(&vocabulary[start..self.word_end(word as usize) - 1]).count();
+            if occurrences == 0 {
+                continue;
+            }
+            found.push((word, occurrences as u32));
+            spent += self.word_posting_list(word as usize).len();
+            if spent > budget {
+                return None;
+            }
+        }
+        Some(found)
     }
 
     /// The matches of a literal from the posting lists of the words holding it: (ordinal,
@@ -564,11 +599,35 @@ mod tests {
                     1 => proptest::sample::select(b" \n.(\r\xc3\xa9".to_vec()),
                 ], 0..80),
                 1..8),
-            literal in proptest::collection::vec(proptest::sample::select(b"aAbB_9\xc3\xa9".to_vec()), 1..4),
+            literal in proptest::collection::vec(proptest::sample::select(b"aAbB_9\xc3\xa9".to_vec()), 1..6),
             ci in any::<bool>(),
         ) {
             let (index, _) = TrigramIndex::build(docs.iter().cloned().enumerate().map(|(i, d)| (i as u32, d)).collect()).unwrap();
             prop_assert_eq!(by_words(&index, &literal, ci), by_scanning(&docs, &literal, ci));
+        }
+
+        /// The words found through their trigrams are those a scan of the vocabulary finds, in
+        /// its order, with its counts, and the budget gives up on the same searches.
+        #[test]
+        fn words_through_trigrams_equal_the_vocabulary_scan(
+            docs in proptest::collection::vec(
+                proptest::collection::vec(prop_oneof![
+                    6 => proptest::sample::select(b"aAb".to_vec()),
+                    1 => proptest::sample::select(b" \n.\xc3\xa9".to_vec()),
+                ], 0..120),
+                1..8),
+            literal in proptest::collection::vec(proptest::sample::select(b"aAb\xc3\xa9".to_vec()), 3..7),
+            ci in any::<bool>(),
+            budget in prop_oneof![Just(usize::MAX), 0usize..64],
+        ) {
+            let (index, _) = TrigramIndex::build(docs.iter().cloned().enumerate().map(|(i, d)| (i as u32, d)).collect()).unwrap();
+            let folded = ci && literal.iter().any(u8::is_ascii_alphabetic);
+            let needle = if folded { literal.to_ascii_lowercase() } else { literal.clone() };
+            let finder = Finder::new(&needle);
+            prop_assert_eq!(
+                index.words_among_candidates(&needle, folded, &finder, budget),
+                index.words_by_scan(folded, &finder, budget)
+            );
         }
 
         /// Per-document counts (a regular expression's required strings are found this way)

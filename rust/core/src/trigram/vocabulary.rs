@@ -1,0 +1,146 @@
+//! The words of an index's vocabulary that hold a literal, found through the trigrams of the
+//! words rather than by scanning the whole vocabulary.
+//!
+//! A question's term ("session") is answered from word postings once the words holding it are
+//! known (`session`, `urlsession`, `sessiondelegate`...). Scanning the vocabulary for them reads
+//! every byte of it, megabytes for a large repository, for each term of each question. The
+//! words holding a literal hold each of its trigrams, so the lists of words per trigram,
+//! intersected shortest first, leave a few candidates to check: the same words, found in
+//! time that follows the literal's rarest trigrams, not the vocabulary.
+//!
+//! The lists are made from the folded (ASCII lowercased) vocabulary the first time a search
+//! needs them, and kept with the index: a word holding a literal exactly holds it folded, so
+//! the one table serves both kinds of search.
+
+use rayon::prelude::*;
+
+/// Per trigram of the folded vocabulary, the words holding it, ascending.
+#[derive(Debug, Default)]
+pub(crate) struct WordTrigrams {
+    /// The distinct trigram keys (three bytes, first byte highest), ascending.
+    keys: Vec<u32>,
+    /// Where each key's words start in `words`; one more entry at the end.
+    starts: Vec<usize>,
+    /// The words of each key, one list after another.
+    words: Vec<u32>,
+}
+
+/// The key of the trigram starting at `bytes[0]`.
+#[inline]
+fn key(bytes: &[u8]) -> u32 {
+    (u32::from(bytes[0]) << 16) | (u32::from(bytes[1]) << 8) | u32::from(bytes[2])
+}
+
+impl WordTrigrams {
+    /// The lists of the `word_count` words of `folded` (the folded vocabulary), word `w` being
+    /// `folded[word_start(w)..word_start(w + 1) - 1]` (each word is followed by a separator).
+    pub(crate) fn build(folded: &[u8], word_count: usize, word_start: impl Fn(usize) -> usize + Sync) -> WordTrigrams {
+        // (key << 32) + word of every trigram of every word, sorted: each key's words
+        // together, ascending; a word repeating a trigram lists it once.
+        let mut pairs: Vec<u64> = (0..word_count)
+            .into_par_iter()
+            .flat_map_iter(|word| {
+                let bytes = &folded[word_start(word)..word_start(word + 1) - 1];
+                bytes.windows(3).map(move |t| (u64::from(key(t)) << 32) | word as u64)
+            })
+            .collect();
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        let mut table = WordTrigrams { keys: Vec::new(), starts: Vec::new(), words: Vec::with_capacity(pairs.len()) };
+        for pair in pairs {
+            let key = (pair >> 32) as u32;
+            if table.keys.last() != Some(&key) {
+                table.keys.push(key);
+                table.starts.push(table.words.len());
+            }
+            table.words.push(pair as u32);
+        }
+        table.starts.push(table.words.len());
+        table
+    }
+
+    /// The words of trigram `key` (none when no word holds it).
+    fn words_of(&self, key: u32) -> &[u32] {
+        match self.keys.binary_search(&key) {
+            Ok(at) => &self.words[self.starts[at]..self.starts[at + 1]],
+            Err(_) => &[],
+        }
+    }
+
+    /// The words holding every trigram of `folded_literal` (at least three bytes, ASCII
+    /// lowercased), ascending: a superset of the words holding the literal, with or without
+    /// its case.
+    pub(crate) fn candidates(&self, folded_literal: &[u8]) -> Vec<u32> {
+        debug_assert!(folded_literal.len() >= 3);
+        let mut keys: Vec<u32> = folded_literal.windows(3).map(key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut lists: Vec<&[u32]> = keys.iter().map(|&k| self.words_of(k)).collect();
+        lists.sort_by_key(|list| list.len());
+        let Some((shortest, rest)) = lists.split_first() else { return Vec::new() };
+        let mut found = shortest.to_vec();
+        for list in rest {
+            if found.is_empty() {
+                break;
+            }
+            // Each candidate looked for from where the last one was found (the lists ascend),
+            // galloping: candidates close together cost steps in the distance between them.
+            let mut from = 0;
+            found.retain(|&word| {
+                let mut step = 1;
+                while from + step < list.len() && list[from + step] < word {
+                    from += step;
+                    step *= 2;
+                }
+                let end = (from + step + 1).min(list.len());
+                from += list[from..end].partition_point(|&w| w < word);
+                from < list.len() && list[from] == word
+            });
+        }
+        found
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vocabulary of `words` (sorted, each followed by a newline) and each word's start.
+    fn vocabulary(words: &[&str]) -> (Vec<u8>, Vec<usize>) {
+        let mut bytes = Vec::new();
+        let mut starts = vec![0];
+        for word in words {
+            bytes.extend_from_slice(word.as_bytes());
+            bytes.push(b'\n');
+            starts.push(bytes.len());
+        }
+        (bytes, starts)
+    }
+
+    #[test]
+    fn candidates_hold_every_trigram_of_the_literal() {
+        let words = ["aaaa", "abcxbcd", "banana", "session", "sessions", "urlsession", "zzz"];
+        let (bytes, starts) = vocabulary(&words);
+        let table = WordTrigrams::build(&bytes, words.len(), |w| starts[w]);
+        assert_eq!(table.candidates(b"session"), vec![3, 4, 5]);
+        assert_eq!(table.candidates(b"ana"), vec![2]);
+        assert_eq!(table.candidates(b"aaa"), vec![0]);
+        assert_eq!(table.candidates(b"nana"), vec![2]);
+        // A word holding every trigram of a literal is a candidate, whether or not it holds
+        // the literal; a word holding only some of them is not.
+        assert_eq!(table.candidates(b"abcd"), vec![1]);
+        assert!(table.candidates(b"sessionana").is_empty());
+        assert!(table.candidates(b"qqq").is_empty());
+        assert!(table.candidates(b"zzzz").len() == 1);
+    }
+
+    #[test]
+    fn a_word_shorter_than_a_trigram_holds_none() {
+        let words = ["a", "ab", "abc"];
+        let (bytes, starts) = vocabulary(&words);
+        let table = WordTrigrams::build(&bytes, words.len(), |w| starts[w]);
+        assert_eq!(table.candidates(b"abc"), vec![2]);
+        assert_eq!(table.words.len(), 1);
+    }
+}
