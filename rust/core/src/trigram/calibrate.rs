@@ -8,7 +8,9 @@
 //!
 //! For a sample of the corpus's words (every 997th of four letters or more, as written and
 //! lowercased, and their first four letters), among all documents and among every tenth (a
-//! filter), it prints the three costs in nanoseconds per byte, and their medians.
+//! filter), it prints the costs (verification and decoding in nanoseconds per byte, finding
+//! the words in microseconds, and what a scan of the vocabulary would cost a byte) and their
+//! medians.
 
 use super::TrigramIndex;
 use crate::walk::{read_files, walk, ReadOutcome, WalkOptions};
@@ -57,35 +59,42 @@ fn calibrate() {
             literals.push(text[..4].to_vec());
         }
     }
-    let (mut verify, mut search, mut decode) = (Vec::new(), Vec::new(), Vec::new());
-    println!("literal\tfold\tfilter\tcandidate bytes\tverify ns/B\tvocabulary ns/B\tposting bytes\tdecode ns/B");
+    let (mut verify, mut search, mut scan) = (Vec::new(), Vec::new(), Vec::new());
+    let mut decode: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    println!("literal\tfold\tfilter\tcandidate bytes\tverify ns/B\tword lookup us\tvocabulary scan ns/B\tposting bytes\tdecode ns/B");
     for literal in &literals {
         for fold in [false, true] {
-            for every in [1u32, 10] {
+            for (filtered, every) in [(0, 1u32), (1, 10)] {
                 let wanted = |ordinal: u32| ordinal.is_multiple_of(every);
                 let mut candidates = index.candidates(literal).unwrap();
                 candidates.retain(|&o| wanted(o));
                 let bytes = index.candidates_bytes(&candidates);
-                let words = index.words_containing(literal, fold, usize::MAX).unwrap_or_default();
+                let words = index.words_containing(literal, fold, usize::MAX, 0).unwrap_or_default();
                 let postings: usize = words.iter().map(|&(w, _)| index.word_posting_list(w as usize).len()).sum();
                 if bytes < 65_536 || postings < 1_024 {
                     continue; // too little to time
                 }
                 let v = fastest(|| drop(index.verify(literal, fold, &candidates).unwrap())) * 1e9 / bytes as f64;
-                let s = fastest(|| drop(index.words_containing(literal, fold, usize::MAX))) * 1e9 / vocabulary as f64;
+                let s = fastest(|| drop(index.words_containing(literal, fold, usize::MAX, 0))) * 1e6;
+                let needle = if fold { literal.to_ascii_lowercase() } else { literal.clone() };
+                let finder = memchr::memmem::Finder::new(&needle);
+                let c = fastest(|| drop(index.words_by_scan(fold, &finder, usize::MAX))) * 1e9 / vocabulary as f64;
                 let d = fastest(|| index.for_each_word_match(&words, true, wanted, |_, _, _| {}).unwrap()) * 1e9 / postings as f64;
-                println!("{}\t{fold}\t1/{every}\t{bytes}\t{v:.3}\t{s:.3}\t{postings}\t{d:.2}", String::from_utf8_lossy(literal));
+                println!("{}\t{fold}\t1/{every}\t{bytes}\t{v:.3}\t{s:.1}\t{c:.3}\t{postings}\t{d:.2}", String::from_utf8_lossy(literal));
                 verify.push(v);
                 search.push(s);
-                decode.push(d);
+                scan.push(c);
+                decode[filtered].push(d);
             }
         }
     }
     println!(
-        "medians over {} cases: verify {:.3} ns/B, vocabulary search {:.3} ns/B, posting decode {:.2} ns/B",
+        "medians over {} cases: verify {:.3} ns/B, word lookup {:.1} us (a vocabulary scan {:.3} ns/B), posting decode {:.2} ns/B, among a tenth {:.2} ns/B",
         verify.len(),
         median(&mut verify),
         median(&mut search),
-        median(&mut decode)
+        median(&mut scan),
+        median(&mut decode[0]),
+        median(&mut decode[1])
     );
 }

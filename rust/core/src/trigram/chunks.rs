@@ -18,6 +18,11 @@ pub struct ChunkLayout<'a> {
     pub file_offsets: &'a [i64],
 }
 
+/// The vocabulary (bytes) from which a question's terms are planned side by side on the
+/// thread pool: a megabyte of words, some 100,000 of them, the vocabulary of a repository of
+/// 50 MB or so (a benchmark repository's is under 0.2 MB).
+const PLANNING_MIN_VOCABULARY: usize = 1 << 20;
+
 /// Matching lines per (term, chunk), by term then chunk: three columns of one length.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkCounts {
@@ -39,15 +44,23 @@ impl TrigramIndex {
         self.counts_by_plan(&plan, layout)
     }
 
+    /// Whether the terms of a question are planned side by side on the thread pool
+    /// ([`Self::plan_chunk_line_counts`]): finding the words that hold a common term costs tens
+    /// to hundreds of microseconds once the vocabulary reaches [`PLANNING_MIN_VOCABULARY`].
+    pub fn planning_worth_the_pool(&self) -> bool {
+        self.layout.vocabulary_len >= PLANNING_MIN_VOCABULARY
+    }
+
     /// The first half of [`TrigramIndex::chunk_line_counts`]: each term's plan (the candidate
     /// documents, or the words to read), and what answering them is worth. A caller may run the
     /// second half, [`TrigramIndex::counts_by_plan`], elsewhere when the plan is worth it.
     pub fn plan_chunk_line_counts(&self, terms: &[(&[u8], bool)], layout: ChunkLayout<'_>) -> Result<ChunkCountsPlan> {
         let chunked = self.chunked(layout);
-        let terms = terms
-            .iter()
-            .map(|&(literal, fold)| Ok((literal.to_vec(), fold, self.plan_literal_among(literal, fold, &chunked)?)))
-            .collect::<Result<Vec<_>>>()?;
+        let side_by_side = terms.len() > 1 && self.planning_worth_the_pool();
+        let terms: Result<Vec<_>> = work::map_collect(side_by_side, terms, |&(literal, fold)| {
+            Ok((literal.to_vec(), fold, self.plan_literal_among(literal, fold, &chunked)?))
+        });
+        let terms = terms?;
         let work = terms.iter().map(|(_, _, plan)| self.plan_work(plan)).sum();
         Ok(ChunkCountsPlan { terms, work })
     }
@@ -292,14 +305,14 @@ mod tests {
         // Long documents with few occurrences, so that "return" is answered from its words'
         // postings ("return", "returns", both on one line of some documents); "return " (with a
         // byte no word holds) by verification.
-        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(40);
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(200);
         let doc = |i: usize| {
             let twice = if i % 3 == 0 { "return returns\n" } else { "\n" };
             format!("fn f{i}() {{\n    return x;\n}}\n// returns\n{filler}{twice}").into_bytes()
         };
         let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
         let candidates = index.candidates(b"return").unwrap();
-        assert!(index.words_worth_reading(b"return", true, &candidates, false).is_some());
+        assert!(index.words_worth_reading(b"return", true, &candidates, candidates.len()).is_some());
         let chunks: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 4), (d, 30)]).collect();
         let (keys, offsets) = layout_of(&chunks, 200);
         let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
@@ -307,7 +320,7 @@ mod tests {
         let listed = index.search_each(&terms).unwrap();
         let counted = index.chunk_line_counts(&terms, layout).unwrap();
         assert_eq!(counted, count_by_chunk(&listed, layout).unwrap());
-        // Document 0: lines 2 and 4 in chunks 0 and 1, then line 46 ("return returns", once).
+        // Document 0: lines 2 and 4 in chunks 0 and 1, then line 206 ("return returns", once).
         assert_eq!((counted.chunks[..3].to_vec(), counted.counts[..3].to_vec()), (vec![0, 1, 2], vec![1, 1, 1]));
     }
 
@@ -315,11 +328,11 @@ mod tests {
     fn a_layout_leaving_documents_out_counts_the_rest_as_the_whole_does() {
         // Unfiltered, "return" is answered from word postings; with one document in ten kept,
         // reading those documents is cheaper, and the counts of the kept chunks must not change.
-        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(40);
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(200);
         let doc = |i: usize| format!("fn f{i}() {{\n    return x;\n}}\n{filler}{}", "return returns\n".repeat(i % 4)).into_bytes();
         let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;
         let candidates = index.candidates(b"return").unwrap();
-        assert!(index.words_worth_reading(b"return", true, &candidates, false).is_some());
+        assert!(index.words_worth_reading(b"return", true, &candidates, candidates.len()).is_some());
         let every: Vec<(u32, u32)> = (0..200).flat_map(|d| [(d, 1), (d, 20)]).collect();
         let some: Vec<(u32, u32)> = every.iter().copied().filter(|&(d, _)| d % 10 == 3).collect();
         let terms: [(&[u8], bool); 3] = [(b"return", true), (b"RETURNS", false), (b"gamma", false)];

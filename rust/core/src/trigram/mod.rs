@@ -350,6 +350,15 @@ impl TrigramIndex {
         })
     }
 
+    /// The word of the vocabulary that is `text` exactly, if there is one (the vocabulary is
+    /// sorted: a binary search).
+    fn word_named(&self, text: &[u8]) -> Option<usize> {
+        let vocabulary = self.vocabulary(false);
+        let word = |w: usize| &vocabulary[if w == 0 { 0 } else { self.word_end(w - 1) }..self.word_end(w) - 1];
+        let at = lower_bound(self.layout.words, |w| word(w) < text);
+        (at < self.layout.words && word(at) == text).then_some(at)
+    }
+
     /// Where word `word` ends in the vocabulary (the position after its separator).
     fn word_end(&self, word: usize) -> usize {
         u64_at(&self.buf, self.layout.word_offsets + 8 * (word + 1)) as usize

@@ -27,7 +27,37 @@ const SCAN_BYTES_PER_POSTING_BYTE: usize = 256;
 /// many words share documents) against about 0.08 ns per verified byte.
 const SCAN_BYTES_PER_WORD_POSTING_BYTE: usize = 128;
 
-/// The word path is considered only when verification would read more than this many times
+/// Passing over a byte of word postings of a document a filter leaves out (its lines skipped
+/// eight bytes at a time, not decoded) costs about as much as verifying this many bytes.
+/// `calibrate` on 57 MB of source: decoding every entry 12.6 ns a posting byte, decoding a
+/// tenth of them and passing over the rest 3.25 ns, so about 2.2 ns a byte passed over, a
+/// sixth of decoding one.
+const SKIP_BYTES_PER_WORD_POSTING_BYTE: usize = SCAN_BYTES_PER_WORD_POSTING_BYTE / 6;
+
+/// A filtered question takes the word path only when it costs at most this fraction of
+/// verifying: its entries are scattered through the postings (a language's files among all
+/// the others), and over a whole question (`benches/filters.py`) it cost about twice what the
+/// constants above give, where verification ran as they say.
+const FILTERED_WORDS_MARGIN: usize = 2;
+
+/// What finding the words that hold a literal of three bytes or more through their trigrams
+/// costs, in verified bytes: `calibrate` gives 2.4 us as the median (up to 15 us) against
+/// 0.042 ns a verified byte, about 57 KB (up to 360 KB); the common words of a large
+/// repository cost more (100-180 us over the 20 benchmark trees as one index).
+const WORD_LOOKUP_BYTES: usize = 256 * 1024;
+
+/// Checking a word that holds every trigram of a literal for the literal itself costs about as
+/// much as verifying this many bytes: about 80 ns a word over the 20 benchmark trees as one
+/// index (the common words of a question, 1,000-1,400 words each, in 100-150 us), against
+/// 0.042 ns a verified byte.
+const WORD_CHECK_BYTES: usize = 6144;
+
+/// Entries of word postings are grouped by document with a sort when there are fewer than one
+/// for this many documents of the index, by a counting sort over the documents otherwise.
+const FEW_ENTRIES_PER_DOCUMENT: usize = 8;
+
+/// The word path of a literal of one or two bytes (whose words are found by a scan of the
+/// vocabulary) is considered only when verification would read more than this many times
 /// the vocabulary. Searching a byte of the vocabulary costs about what verifying a byte does
 /// (`calibrate`: 0.040 against 0.044-0.053 ns on 57 and 186 MB of source), so the word path
 /// pays as soon as verification reads more than the vocabulary; a search abandoned when the
@@ -220,7 +250,7 @@ impl TrigramIndex {
         if candidates.is_empty() {
             return Ok(LiteralPlan::Nothing);
         }
-        Ok(match self.words_worth_reading(literal, case_insensitive, &candidates, candidates.len() < all) {
+        Ok(match self.words_worth_reading(literal, case_insensitive, &candidates, all) {
             Some(words) => LiteralPlan::Words(words),
             None => LiteralPlan::Verify(candidates),
         })
@@ -321,7 +351,7 @@ impl TrigramIndex {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(words) = self.words_worth_reading(term, case_insensitive, &candidates, false) {
+        if let Some(words) = self.words_worth_reading(term, case_insensitive, &candidates, candidates.len()) {
             let matches = self.word_matches(&words, false)?;
             return Ok(matches.into_iter().map(|(ordinal, count, _)| (ordinal, count)).collect());
         }
@@ -364,32 +394,58 @@ impl DecodedWord {
 
 impl TrigramIndex {
     /// The words holding `literal` (with its occurrences in each) when reading their postings
-    /// is cheaper than verifying `candidates` (`among_some`: a filter left other candidates
-    /// out); `None` when verification is the better way or word postings cannot answer
+    /// is cheaper than verifying `candidates`, which a filter may have chosen among `of_all`
+    /// candidates; `None` when verification is the better way or word postings cannot answer
     /// `literal`.
-    pub(crate) fn words_worth_reading(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32], among_some: bool) -> Option<Vec<(u32, u32)>> {
-        if !words::answerable(literal) || self.layout.words == 0 {
+    pub(crate) fn words_worth_reading(&self, literal: &[u8], case_insensitive: bool, candidates: &[u32], of_all: usize) -> Option<Vec<(u32, u32)>> {
+        if !words::answerable(literal) || self.layout.words == 0 || candidates.is_empty() {
             return None;
         }
         let verify_bytes = self.candidates_bytes(candidates);
-        // Below this, a vocabulary search abandoned half way would cost more than it could save.
-        let payoff = if among_some { VOCABULARY_SEARCH_PAYOFF_AMONG_SOME } else { VOCABULARY_SEARCH_PAYOFF };
-        if verify_bytes <= payoff * self.layout.vocabulary_len {
-            return None;
-        }
-        let budget = (verify_bytes - self.layout.vocabulary_len) / SCAN_BYTES_PER_WORD_POSTING_BYTE;
-        self.words_containing(literal, case_insensitive, budget)
+        let budget = if literal.len() >= 3 {
+            // The words are found through their trigrams, for about what verifying
+            // `WORD_LOOKUP_BYTES` costs. A filter's postings are decoded for the documents it
+            // keeps, about their share of the candidates, and passed over for the rest.
+            if verify_bytes <= WORD_LOOKUP_BYTES {
+                return None;
+            }
+            let kept = candidates.len().min(of_all);
+            let mut per_posting_byte = ((kept * SCAN_BYTES_PER_WORD_POSTING_BYTE + (of_all - kept) * SKIP_BYTES_PER_WORD_POSTING_BYTE) / of_all.max(1)).max(1);
+            if kept < of_all {
+                per_posting_byte *= FILTERED_WORDS_MARGIN;
+            }
+            let budget = (verify_bytes - WORD_LOOKUP_BYTES) / per_posting_byte;
+            let per_candidate = WORD_CHECK_BYTES.div_ceil(per_posting_byte);
+            // The word that is the literal itself, when there is one, is among those found, and
+            // its postings alone may outgrow the budget: then the search is not begun.
+            let itself = if case_insensitive { literal.to_ascii_lowercase() } else { literal.to_vec() };
+            if self.word_named(&itself).is_some_and(|word| self.word_posting_list(word).len() + per_candidate > budget) {
+                return None;
+            }
+            return self.words_containing(literal, case_insensitive, budget, per_candidate);
+        } else {
+            // Found by a scan of the vocabulary: below this, a search abandoned half way would
+            // cost more than it could save.
+            let payoff = if candidates.len() < of_all { VOCABULARY_SEARCH_PAYOFF_AMONG_SOME } else { VOCABULARY_SEARCH_PAYOFF };
+            if verify_bytes <= payoff * self.layout.vocabulary_len {
+                return None;
+            }
+            (verify_bytes - self.layout.vocabulary_len) / SCAN_BYTES_PER_WORD_POSTING_BYTE
+        };
+        self.words_containing(literal, case_insensitive, budget, 0)
     }
 
     /// Every word containing `literal`, ascending, with the number of non-overlapping
     /// occurrences of `literal` in it (ASCII case folded when `case_insensitive`); `None` as
-    /// soon as their posting lists add up to more than `budget` bytes.
-    pub(crate) fn words_containing(&self, literal: &[u8], case_insensitive: bool, budget: usize) -> Option<Vec<(u32, u32)>> {
+    /// soon as their posting lists add up to more than `budget` bytes, counting `per_candidate`
+    /// more for each word checked when the words are found through their trigrams (what
+    /// checking it costs, in bytes of postings).
+    pub(crate) fn words_containing(&self, literal: &[u8], case_insensitive: bool, budget: usize, per_candidate: usize) -> Option<Vec<(u32, u32)>> {
         let folded = case_insensitive && literal.iter().any(u8::is_ascii_alphabetic);
         let needle = if folded { literal.to_ascii_lowercase() } else { literal.to_vec() };
         let finder = Finder::new(&needle);
         if needle.len() >= 3 {
-            self.words_among_candidates(&needle, folded, &finder, budget)
+            self.words_among_candidates(&needle, folded, &finder, budget, per_candidate)
         } else {
             self.words_by_scan(folded, &finder, budget)
         }
@@ -397,7 +453,7 @@ impl TrigramIndex {
 
     /// [`Self::words_containing`] by a scan of the whole vocabulary (folded when `folded`)
     /// with `finder`: what a needle shorter than a trigram needs.
-    fn words_by_scan(&self, folded: bool, finder: &Finder<'_>, budget: usize) -> Option<Vec<(u32, u32)>> {
+    pub(crate) fn words_by_scan(&self, folded: bool, finder: &Finder<'_>, budget: usize) -> Option<Vec<(u32, u32)>> {
         let vocabulary = self.vocabulary(folded);
         let spent = AtomicUsize::new(0);
         let parallel = work::parallel(vocabulary.len());
@@ -428,8 +484,9 @@ impl TrigramIndex {
 
     /// [`Self::words_containing`] for a `needle` of three bytes or more (folded when `folded`):
     /// the words holding all of its trigrams ([`WordTrigrams`](super::vocabulary::WordTrigrams)),
-    /// each searched alone, in the order and with the counts of [`Self::words_by_scan`].
-    fn words_among_candidates(&self, needle: &[u8], folded: bool, finder: &Finder<'_>, budget: usize) -> Option<Vec<(u32, u32)>> {
+    /// each searched alone, in the order and with the counts of [`Self::words_by_scan`] (the
+    /// same verdict on `budget` when `per_candidate` is 0).
+    fn words_among_candidates(&self, needle: &[u8], folded: bool, finder: &Finder<'_>, budget: usize, per_candidate: usize) -> Option<Vec<(u32, u32)>> {
         let folded_needle = if folded { needle.to_vec() } else { needle.to_ascii_lowercase() };
         let vocabulary = self.vocabulary(folded);
         let mut found = Vec::new();
@@ -439,11 +496,11 @@ impl TrigramIndex {
             // A match never crosses a separator, so counting in the word alone counts as the
             // scan of the whole vocabulary does.
             let occurrences = finder.find_iter(&vocabulary[start..self.word_end(word as usize) - 1]).count();
-            if occurrences == 0 {
-                continue;
+            spent += per_candidate;
+            if occurrences > 0 {
+                found.push((word, occurrences as u32));
+                spent += self.word_posting_list(word as usize).len();
             }
-            found.push((word, occurrences as u32));
-            spent += self.word_posting_list(word as usize).len();
             if spent > budget {
                 return None;
             }
@@ -474,25 +531,7 @@ impl TrigramIndex {
             self.decode_word(word as usize, occurrences, with_lines, &wanted)
         });
         let decoded = decoded.map_err(|e| self.malformed(e))?;
-        // (ordinal, word, entry) of every entry, grouped by document: placed by a counting sort
-        // on the ordinal (each word's ordinals ascend, and words are taken in order, so within a
-        // document the entries stay in word order, as a sort of the triples would leave them).
-        let mut starts = vec![0usize; self.layout.docs + 1];
-        for word in &decoded {
-            for &o in &word.ordinals {
-                starts[o as usize + 1] += 1;
-            }
-        }
-        for d in 0..self.layout.docs {
-            starts[d + 1] += starts[d];
-        }
-        let mut entries = vec![(0u32, 0u32, 0u32); starts[self.layout.docs]];
-        for (w, word) in decoded.iter().enumerate() {
-            for (i, &o) in word.ordinals.iter().enumerate() {
-                entries[starts[o as usize]] = (o, w as u32, i as u32);
-                starts[o as usize] += 1;
-            }
-        }
+        let entries = self.entries_by_document(&decoded);
         let mut lines = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
         for group in entries.chunk_by(|a, b| a.0 == b.0) {
@@ -527,18 +566,27 @@ impl TrigramIndex {
         Ok(())
     }
 
+    /// (ordinal, word, entry) of every entry of `decoded`, grouped by document, each
+    /// document's in word order: what a sort of the triples gives. Many entries are placed by a
+    /// counting sort on the ordinal (each word's ordinals ascend, and words are taken in order,
+    /// so within a document the entries stay in word order); few are sorted, as a counting
+    /// sort passes over every document of the index, tens of thousands for a handful of
+    /// entries.
+    fn entries_by_document(&self, decoded: &[DecodedWord]) -> Vec<(u32, u32, u32)> {
+        let count: usize = decoded.iter().map(|word| word.ordinals.len()).sum();
+        if count.saturating_mul(FEW_ENTRIES_PER_DOCUMENT) < self.layout.docs {
+            sorted_entries(decoded)
+        } else {
+            counted_entries(decoded, self.layout.docs)
+        }
+    }
+
     /// Decodes the posting list of `word`, which holds the literal `occurrences` times, keeping
     /// the entries of the documents `wanted` keeps.
     fn decode_word(&self, word: usize, occurrences: u32, with_lines: bool, wanted: &impl Fn(u32) -> bool) -> std::result::Result<DecodedWord, Malformed> {
         let mut list = WordPostings::new(self.word_posting_list(word), self.layout.docs);
         let mut decoded = DecodedWord { ordinals: Vec::new(), counts: Vec::new(), line_ends: Vec::new(), lines: Vec::new() };
-        let mut kept_lines = 0;
-        while let Some(entry) = list.next_entry(with_lines.then_some(&mut decoded.lines))? {
-            if !wanted(entry.ordinal) {
-                decoded.lines.truncate(kept_lines); // read past, as the list allows no skipping
-                continue;
-            }
-            kept_lines = decoded.lines.len();
+        while let Some(entry) = list.next_wanted_entry(wanted, with_lines.then_some(&mut decoded.lines))? {
             decoded.ordinals.push(entry.ordinal);
             decoded.counts.push(u64::from(entry.count) * u64::from(occurrences));
             decoded.line_ends.push(decoded.lines.len());
@@ -565,6 +613,37 @@ fn separator_bounds(vocabulary: &[u8], parts: usize) -> Vec<usize> {
     bounds
 }
 
+/// The (ordinal, word, entry) triples of `decoded`, sorted.
+fn sorted_entries(decoded: &[DecodedWord]) -> Vec<(u32, u32, u32)> {
+    let mut entries = Vec::with_capacity(decoded.iter().map(|word| word.ordinals.len()).sum());
+    for (w, word) in decoded.iter().enumerate() {
+        entries.extend(word.ordinals.iter().enumerate().map(|(i, &o)| (o, w as u32, i as u32)));
+    }
+    entries.sort_unstable();
+    entries
+}
+
+/// [`sorted_entries`] by a counting sort on the ordinal, over `docs` documents.
+fn counted_entries(decoded: &[DecodedWord], docs: usize) -> Vec<(u32, u32, u32)> {
+    let mut starts = vec![0usize; docs + 1];
+    for word in decoded {
+        for &o in &word.ordinals {
+            starts[o as usize + 1] += 1;
+        }
+    }
+    for d in 0..docs {
+        starts[d + 1] += starts[d];
+    }
+    let mut entries = vec![(0u32, 0u32, 0u32); starts[docs]];
+    for (w, word) in decoded.iter().enumerate() {
+        for (i, &o) in word.ordinals.iter().enumerate() {
+            entries[starts[o as usize]] = (o, w as u32, i as u32);
+            starts[o as usize] += 1;
+        }
+    }
+    entries
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,7 +651,7 @@ mod tests {
 
     /// Every match of `literal` found by reading word postings only.
     fn by_words(index: &TrigramIndex, literal: &[u8], ci: bool) -> Vec<(u32, u32, Vec<u32>)> {
-        let words = index.words_containing(literal, ci, usize::MAX).unwrap();
+        let words = index.words_containing(literal, ci, usize::MAX, 0).unwrap();
         index.word_matches(&words, true).unwrap()
     }
 
@@ -587,6 +666,18 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Entries grouped by a sort and by a counting sort come in the same order.
+        #[test]
+        fn entries_sorted_and_counted_agree(
+            words in proptest::collection::vec(proptest::collection::btree_set(0u32..40, 0..20), 0..6),
+        ) {
+            let decoded: Vec<DecodedWord> = words
+                .iter()
+                .map(|ordinals| DecodedWord { ordinals: ordinals.iter().copied().collect(), counts: Vec::new(), line_ends: Vec::new(), lines: Vec::new() })
+                .collect();
+            prop_assert_eq!(sorted_entries(&decoded), counted_entries(&decoded, 40));
+        }
 
         /// Word postings give exactly what scanning gives, for any literal of word bytes:
         /// substrings of words, repeated letters (non-overlapping counts), case folding,
@@ -625,7 +716,7 @@ mod tests {
             let needle = if folded { literal.to_ascii_lowercase() } else { literal.clone() };
             let finder = Finder::new(&needle);
             prop_assert_eq!(
-                index.words_among_candidates(&needle, folded, &finder, budget),
+                index.words_among_candidates(&needle, folded, &finder, budget, 0),
                 index.words_by_scan(folded, &finder, budget)
             );
         }
@@ -649,23 +740,24 @@ mod tests {
     #[test]
     fn common_words_are_answered_from_postings() {
         // Long documents with few occurrences: verification would read far more than postings.
-        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(40);
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(200);
         let doc = |i: usize| format!("fn f{i}() {{\n    return x;\n}}\n// returns\n{filler}").into_bytes();
         let docs: Vec<Vec<u8>> = (0..200).map(doc).collect();
         let (index, _) = TrigramIndex::build(docs.iter().cloned().enumerate().map(|(i, d)| (i as u32, d)).collect()).unwrap();
         let candidates = index.candidates(b"return").unwrap();
         assert_eq!(candidates.len(), 200);
-        let words = index.words_worth_reading(b"return", false, &candidates, false).expect("postings are cheaper here");
+        let words = index.words_worth_reading(b"return", false, &candidates, candidates.len()).expect("postings are cheaper here");
         assert_eq!(words.len(), 2, "return and returns");
         let hits = index.search(b"return", false).unwrap();
         assert_eq!((hits.len(), hits[7].count, hits[7].lines.clone()), (200, 2, vec![2, 4]));
         // A literal with a non-word byte is never answered from word postings.
-        assert!(index.words_worth_reading(b"return ", false, &candidates, false).is_none());
+        assert!(index.words_worth_reading(b"return ", false, &candidates, candidates.len()).is_none());
     }
 
     #[test]
     fn the_vocabulary_is_searched_sooner_when_every_candidate_is_wanted() {
-        // Candidates reading between one and four times the vocabulary: every one wanted, the
+        // A literal of two bytes, whose words are found by a scan of the vocabulary, with
+        // candidates reading between one and four times the vocabulary: every one wanted, the
         // word path pays; some left out by a filter, their postings (of every document) are
         // likelier to outgrow the budget, and the candidates are read.
         let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(20);
@@ -674,13 +766,44 @@ mod tests {
             format!("fn f{i}() {{\n    return x;\n}}\n{own}\n{filler}").into_bytes()
         };
         let (index, _) = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap();
-        let candidates = index.candidates(b"return").unwrap();
+        let candidates = index.candidates(b"re").unwrap();
         let ratio = index.candidates_bytes(&candidates) as f64 / index.layout.vocabulary_len as f64;
         assert!((1.0..4.0).contains(&ratio), "{ratio}");
-        assert!(index.words_worth_reading(b"return", false, &candidates, false).is_some());
-        assert!(index.words_worth_reading(b"return", false, &candidates, true).is_none());
+        assert!(index.words_worth_reading(b"re", false, &candidates, candidates.len()).is_some());
+        assert!(index.words_worth_reading(b"re", false, &candidates, candidates.len() + 1).is_none());
+        assert!(matches!(index.plan_literal(b"re", false).unwrap(), LiteralPlan::Words(_)));
+        assert!(matches!(index.plan_literal_among(b"re", false, |o| o % 2 == 0).unwrap(), LiteralPlan::Verify(_)));
+    }
+
+    #[test]
+    fn a_word_is_found_by_its_name() {
+        let (index, _) = TrigramIndex::build(vec![(0, b"gamma alpha\nbeta Beta betas".to_vec())]).unwrap();
+        for name in [&b"alpha"[..], b"beta", b"Beta", b"betas", b"gamma"] {
+            let word = index.word_named(name).expect("a word of the document");
+            assert_eq!(index.words_containing(name, false, usize::MAX, 0).unwrap().iter().filter(|&&(w, _)| w as usize == word).count(), 1);
+        }
+        for name in [&b"bet"[..], b"BETA", b"alphas", b"a", b"zeta", b""] {
+            assert_eq!(index.word_named(name), None);
+        }
+    }
+
+    #[test]
+    fn a_filter_weighs_only_the_postings_it_decodes() {
+        // Long documents holding "return" on 150 lines: the word path pays unfiltered,
+        // and under a filter keeping half of them, whose other entries are passed over; under
+        // one keeping two documents, reading them costs less than finding the words does.
+        let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(1200);
+        let returns = "    return x;\n".repeat(150);
+        let doc = |i: usize| format!("fn f{i}() {{\n{returns}}}\n{filler}").into_bytes();
+        let (index, _) = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap();
         assert!(matches!(index.plan_literal(b"return", false).unwrap(), LiteralPlan::Words(_)));
-        assert!(matches!(index.plan_literal_among(b"return", false, |o| o % 2 == 0).unwrap(), LiteralPlan::Verify(_)));
+        assert!(matches!(index.plan_literal_among(b"return", false, |o| o % 2 == 0).unwrap(), LiteralPlan::Words(_)));
+        assert!(matches!(index.plan_literal_among(b"return", false, |o| o % 100 == 0).unwrap(), LiteralPlan::Verify(_)));
+        // Passing over the entries left out is what makes the half worth it: were they decoded
+        // too, the budget of the half's bytes would not cover the whole postings.
+        let candidates: Vec<u32> = index.candidates(b"return").unwrap().into_iter().filter(|o| o % 2 == 0).collect();
+        let postings: usize = index.words_containing(b"return", false, usize::MAX, 0).unwrap().iter().map(|&(w, _)| index.word_posting_list(w as usize).len()).sum();
+        assert!((index.candidates_bytes(&candidates) - WORD_LOOKUP_BYTES) / (FILTERED_WORDS_MARGIN * SCAN_BYTES_PER_WORD_POSTING_BYTE) < postings);
     }
 
     #[test]

@@ -284,10 +284,25 @@ impl<'a> WordPostings<'a> {
         WordPostings { ordinals: Postings::new(bytes, docs) }
     }
 
-    /// The next entry, with its distinct lines appended to `lines` (when given); `None` at the
-    /// end of the list.
-    pub(crate) fn next_entry(&mut self, mut lines: Option<&mut Vec<u32>>) -> Result<Option<WordEntry>, Malformed> {
-        let Some(ordinal) = self.ordinals.next_ordinal()? else { return Ok(None) };
+    /// The next entry of a document `wanted` keeps, with its distinct lines appended to `lines`
+    /// (when given); `None` at the end of the list. The entries of other documents are passed
+    /// over, their lines skipped without being decoded (a filtered question's words are mostly
+    /// in documents it leaves out).
+    pub(crate) fn next_wanted_entry(&mut self, wanted: &impl Fn(u32) -> bool, lines: Option<&mut Vec<u32>>) -> Result<Option<WordEntry>, Malformed> {
+        loop {
+            let Some(ordinal) = self.ordinals.next_ordinal()? else { return Ok(None) };
+            if wanted(ordinal) {
+                return self.rest_of_entry(ordinal, lines).map(Some);
+            }
+            let (bytes, pos) = self.ordinals.bytes_and_position();
+            read_varint(bytes, pos)?;
+            let distinct = u64::from(read_varint(bytes, pos)?) + 1;
+            skip_varints(bytes, pos, distinct)?;
+        }
+    }
+
+    /// The entry of document `ordinal` after its ordinal gap: its count, and its lines.
+    fn rest_of_entry(&mut self, ordinal: u32, mut lines: Option<&mut Vec<u32>>) -> Result<WordEntry, Malformed> {
         let (bytes, pos) = self.ordinals.bytes_and_position();
         let extra = read_varint(bytes, pos)?;
         let distinct = u64::from(read_varint(bytes, pos)?) + 1;
@@ -302,8 +317,28 @@ impl<'a> WordPostings<'a> {
                 lines.push(line as u32);
             }
         }
-        Ok(Some(WordEntry { ordinal, count }))
+        Ok(WordEntry { ordinal, count })
     }
+}
+
+/// Moves `pos` past `n` varints of `bytes`, eight bytes at a time while at least eight remain
+/// to pass: a varint ends at each byte below 0x80, so a word of eight bytes ends as many as it
+/// has such bytes, never more than eight.
+fn skip_varints(bytes: &[u8], pos: &mut usize, mut n: u64) -> Result<(), Malformed> {
+    while n >= 8 {
+        let Some(eight) = bytes.get(*pos..*pos + 8) else { break };
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        n -= u64::from((!word & 0x8080_8080_8080_8080).count_ones());
+        *pos += 8;
+    }
+    while n > 0 {
+        let byte = *bytes.get(*pos).ok_or(Malformed::Truncated)?;
+        *pos += 1;
+        if byte < 0x80 {
+            n -= 1;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -317,7 +352,7 @@ mod tests {
         let mut out = Vec::new();
         loop {
             let mut lines = Vec::new();
-            match list.next_entry(Some(&mut lines)).unwrap() {
+            match list.next_wanted_entry(&|_| true, Some(&mut lines)).unwrap() {
                 Some(entry) => out.push((entry.ordinal, entry.count, lines)),
                 None => return out,
             }
@@ -344,6 +379,55 @@ mod tests {
         assert_eq!(decode(&sections, 1, 3), vec![(0, 2, vec![1, 4])]);
     }
 
+    proptest::proptest! {
+        /// Passing over varints eight bytes at a time ends where reading them one by one does,
+        /// whatever their lengths.
+        #[test]
+        fn skipped_varints_end_where_read_ones_do(
+            values in proptest::collection::vec(proptest::prop_oneof![0u32..128, 128u32..1 << 14, proptest::num::u32::ANY], 0..64),
+            skip in 0usize..64,
+        ) {
+            let mut bytes = Vec::new();
+            for &value in &values {
+                write_varint(&mut bytes, value);
+            }
+            let n = skip.min(values.len());
+            let mut read = 0;
+            for _ in 0..n {
+                read_varint(&bytes, &mut read).unwrap();
+            }
+            let mut skipped = 0;
+            skip_varints(&bytes, &mut skipped, n as u64).unwrap();
+            proptest::prop_assert_eq!(skipped, read);
+            proptest::prop_assert_eq!(skip_varints(&bytes, &mut skipped, (values.len() - n + 1) as u64), Err(Malformed::Truncated));
+        }
+
+        /// The entries of the documents a filter keeps are the entries read whole, then kept.
+        #[test]
+        fn wanted_entries_are_the_entries_kept(
+            docs in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(b"ab \n".to_vec()), 0..200), 1..12),
+            every in 1u32..4,
+        ) {
+            let contents: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+            let sections = build(&contents);
+            let wanted = |ordinal: u32| ordinal % every == 0;
+            for word in 0..sections.word_offsets.len() - 1 {
+                let all: Vec<_> = decode(&sections, word, docs.len()).into_iter().filter(|(o, _, _)| wanted(*o)).collect();
+                let bytes = &sections.postings[sections.posting_offsets[word] as usize..sections.posting_offsets[word + 1] as usize];
+                let mut list = WordPostings::new(bytes, docs.len());
+                let mut kept = Vec::new();
+                loop {
+                    let mut lines = Vec::new();
+                    match list.next_wanted_entry(&wanted, Some(&mut lines)).unwrap() {
+                        Some(entry) => kept.push((entry.ordinal, entry.count, lines)),
+                        None => break,
+                    }
+                }
+                proptest::prop_assert_eq!(kept, all);
+            }
+        }
+    }
+
     #[test]
     fn build_is_canonical() {
         let a: Vec<&[u8]> = vec![b"zeta alpha", b"alpha beta"];
@@ -359,9 +443,9 @@ mod tests {
         // ordinal 0, extra 0, one line, line gap overflowing u32
         let bytes = [0u8, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f];
         let mut list = WordPostings::new(&bytes, 1);
-        assert!(list.next_entry(None).is_err());
+        assert!(list.next_wanted_entry(&|_| true, None).is_err());
         let truncated = [0u8, 0, 3];
         let mut list = WordPostings::new(&truncated, 1);
-        assert_eq!(list.next_entry(None), Err(Malformed::Truncated));
+        assert_eq!(list.next_wanted_entry(&|_| true, None), Err(Malformed::Truncated));
     }
 }
