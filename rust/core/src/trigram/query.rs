@@ -404,9 +404,11 @@ impl TrigramIndex {
         let verify_bytes = self.candidates_bytes(candidates);
         let budget = if literal.len() >= 3 {
             // The words are found through their trigrams, for about what verifying
-            // `WORD_LOOKUP_BYTES` costs. A filter's postings are decoded for the documents it
-            // keeps, about their share of the candidates, and passed over for the rest.
-            if verify_bytes <= WORD_LOOKUP_BYTES {
+            // `WORD_LOOKUP_BYTES` costs, or the vocabulary when it is smaller (a small
+            // repository's lists are short). A filter's postings are decoded for the documents
+            // it keeps, about their share of the candidates, and passed over for the rest.
+            let lookup = WORD_LOOKUP_BYTES.min(self.layout.vocabulary_len);
+            if verify_bytes <= lookup {
                 return None;
             }
             let kept = candidates.len().min(of_all);
@@ -414,7 +416,7 @@ impl TrigramIndex {
             if kept < of_all {
                 per_posting_byte *= FILTERED_WORDS_MARGIN;
             }
-            let budget = (verify_bytes - WORD_LOOKUP_BYTES) / per_posting_byte;
+            let budget = (verify_bytes - lookup) / per_posting_byte;
             let per_candidate = WORD_CHECK_BYTES.div_ceil(per_posting_byte);
             // The word that is the literal itself, when there is one, is among those found, and
             // its postings alone may outgrow the budget: then the search is not begun.
@@ -803,7 +805,8 @@ mod tests {
         // too, the budget of the half's bytes would not cover the whole postings.
         let candidates: Vec<u32> = index.candidates(b"return").unwrap().into_iter().filter(|o| o % 2 == 0).collect();
         let postings: usize = index.words_containing(b"return", false, usize::MAX, 0).unwrap().iter().map(|&(w, _)| index.word_posting_list(w as usize).len()).sum();
-        assert!((index.candidates_bytes(&candidates) - WORD_LOOKUP_BYTES) / (FILTERED_WORDS_MARGIN * SCAN_BYTES_PER_WORD_POSTING_BYTE) < postings);
+        let lookup = WORD_LOOKUP_BYTES.min(index.layout.vocabulary_len);
+        assert!((index.candidates_bytes(&candidates) - lookup) / (FILTERED_WORDS_MARGIN * SCAN_BYTES_PER_WORD_POSTING_BYTE) < postings);
     }
 
     #[test]
