@@ -262,6 +262,41 @@ fn push(out: &mut ChunkCounts, term: u32, chunk: u32, count: u32) {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// A document's lines go each to the last of its chunks starting at or before it (to
+        /// its first chunk when none does), counted per chunk in chunk order.
+        #[test]
+        fn lines_are_counted_by_the_chunk_holding_each(
+            starts in proptest::collection::btree_set(1u32..400, 1..30),
+            lines in proptest::collection::btree_set(1u32..420, 0..120),
+            doc in 0usize..3,
+        ) {
+            // Three documents; `doc` holds the chunks, the others one chunk each.
+            let starts: Vec<u32> = starts.into_iter().collect();
+            let lines: Vec<u32> = lines.into_iter().collect();
+            let mut keys = Vec::new();
+            let mut offsets = vec![0i64];
+            for d in 0..3usize {
+                let own: Vec<u32> = if d == doc { starts.clone() } else { vec![5] };
+                keys.extend(own.iter().map(|&line| ((d as i64) << 32) + i64::from(line)));
+                offsets.push(keys.len() as i64);
+            }
+            let layout = ChunkLayout { start_key: &keys, file_offsets: &offsets };
+            let mut counter = ChunkCounter::new(layout);
+            counter.add(doc as u32, &lines).unwrap();
+            let first = offsets[doc] as u32;
+            let mut expected: Vec<(u32, u32)> = Vec::new();
+            for &line in &lines {
+                let chunk = first + starts.iter().rposition(|&start| start <= line).unwrap_or(0) as u32;
+                match expected.last_mut() {
+                    Some((c, n)) if *c == chunk => *n += 1,
+                    _ => expected.push((chunk, 1)),
+                }
+            }
+            proptest::prop_assert_eq!(counter.pairs, expected);
+        }
+    }
+
     #[test]
     fn triples_become_one_row_per_chunk_in_chunk_order() {
         // Chunks 3, 64 and 130 across three bitmap words; (1, 64) twice adds up.
