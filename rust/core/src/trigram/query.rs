@@ -46,10 +46,12 @@ const FILTERED_WORDS_MARGIN: usize = 2;
 /// repository cost more (100-180 us over the 20 benchmark trees as one index).
 const WORD_LOOKUP_BYTES: usize = 256 * 1024;
 
-/// Checking a word that holds every trigram of a literal for the literal itself costs about as
-/// much as verifying this many bytes: about 80 ns a word over the 20 benchmark trees as one
-/// index (the common words of a question, 1,000-1,400 words each, in 100-150 us), against
-/// 0.042 ns a verified byte.
+/// What each word found through the trigrams costs beyond its postings, in verified bytes
+/// (0.042 ns each): checking that it holds the literal, about 80 ns over the 20 benchmark
+/// trees as one index (a question's common words, 1,000-1,400 each, in 100-150 us), and, for a
+/// word that does, setting up the decoding of its list (four lists allocated; not timed
+/// apart). 6 KB is some 250 ns; over `benches/filters.py` 2 KB and 6 KB measured alike
+/// (`lang:python` p50 3.19-3.31 and 3.16-3.25 ms over the 20 trees).
 const WORD_CHECK_BYTES: usize = 6144;
 
 /// Entries of word postings are grouped by document with a sort when there are fewer than one
