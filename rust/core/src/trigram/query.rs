@@ -34,10 +34,12 @@ const SCAN_BYTES_PER_WORD_POSTING_BYTE: usize = 128;
 /// sixth of decoding one.
 const SKIP_BYTES_PER_WORD_POSTING_BYTE: usize = SCAN_BYTES_PER_WORD_POSTING_BYTE / 6;
 
-/// A filtered question takes the word path only when it costs at most this fraction of
-/// verifying: its entries are scattered through the postings (a language's files among all
-/// the others), and over a whole question (`benches/filters.py`) it cost about twice what the
-/// constants above give, where verification ran as they say.
+/// A filtered question takes the word path only when the constants above make it cost at
+/// most this fraction of verifying. Term by term (the best of five) the word path was the
+/// cheaper wherever they chose it for a `lang:python` question over the 20 benchmark trees, but
+/// the question as a whole (`benches/filters.py`) was no faster for it: the margin keeps those
+/// terms verified, and leaves the word path to a filter whose files are large (a folder of
+/// generated pages, read whole for each term).
 const FILTERED_WORDS_MARGIN: usize = 2;
 
 /// What finding the words that hold a literal of three bytes or more through their trigrams
