@@ -342,7 +342,7 @@ mod tests {
         // byte no word holds) by verification.
         let filler = "    let value = compute(alpha, beta, gamma);\n".repeat(200);
         let doc = |i: usize| {
-            let twice = if i % 3 == 0 { "return returns\n" } else { "\n" };
+            let twice = if i.is_multiple_of(3) { "return returns\n" } else { "\n" };
             format!("fn f{i}() {{\n    return x;\n}}\n// returns\n{filler}{twice}").into_bytes()
         };
         let index = TrigramIndex::build((0..200).map(|i| (i as u32, doc(i))).collect()).unwrap().0;

@@ -670,6 +670,13 @@ mod tests {
         found.collect()
     }
 
+    /// One to seven documents of up to `longest` bytes, drawn from `word` bytes (`weight` times
+    /// as often) and `other` bytes.
+    fn documents(word: &'static [u8], weight: u32, other: &'static [u8], longest: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let byte = prop_oneof![weight => proptest::sample::select(word.to_vec()), 1 => proptest::sample::select(other.to_vec())];
+        proptest::collection::vec(proptest::collection::vec(byte, 0..longest), 1..8)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -690,12 +697,7 @@ mod tests {
         /// UTF-8 and every kind of separator between words.
         #[test]
         fn word_postings_equal_scanning(
-            docs in proptest::collection::vec(
-                proptest::collection::vec(prop_oneof![
-                    4 => proptest::sample::select(b"aAbB_9".to_vec()),
-                    1 => proptest::sample::select(b" \n.(\r\xc3\xa9".to_vec()),
-                ], 0..80),
-                1..8),
+            docs in documents(b"aAbB_9", 4, b" \n.(\r\xc3\xa9", 80),
             literal in proptest::collection::vec(proptest::sample::select(b"aAbB_9\xc3\xa9".to_vec()), 1..6),
             ci in any::<bool>(),
         ) {
@@ -707,12 +709,7 @@ mod tests {
         /// its order, with its counts, and the budget gives up on the same searches.
         #[test]
         fn words_through_trigrams_equal_the_vocabulary_scan(
-            docs in proptest::collection::vec(
-                proptest::collection::vec(prop_oneof![
-                    6 => proptest::sample::select(b"aAb".to_vec()),
-                    1 => proptest::sample::select(b" \n.\xc3\xa9".to_vec()),
-                ], 0..120),
-                1..8),
+            docs in documents(b"aAb", 6, b" \n.\xc3\xa9", 120),
             literal in proptest::collection::vec(proptest::sample::select(b"aAb\xc3\xa9".to_vec()), 3..7),
             ci in any::<bool>(),
             budget in prop_oneof![Just(usize::MAX), 0usize..64],

@@ -410,7 +410,7 @@ mod tests {
         ) {
             let contents: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
             let sections = build(&contents);
-            let wanted = |ordinal: u32| ordinal % every == 0;
+            let wanted = |ordinal: u32| ordinal.is_multiple_of(every);
             for word in 0..sections.word_offsets.len() - 1 {
                 let all: Vec<_> = decode(&sections, word, docs.len()).into_iter().filter(|(o, _, _)| wanted(*o)).collect();
                 let bytes = &sections.postings[sections.posting_offsets[word] as usize..sections.posting_offsets[word + 1] as usize];
