@@ -1,12 +1,13 @@
 """How much faster a filtered question is than the same question unfiltered.
 
-    python benches/filters.py ROOT [--index-dir DIR] [--queries BENCH] [--questions 60]
+    python benches/filters.py ROOT [--index-dir DIR] [--queries BENCH] [--questions 60] [--spread]
 
 The filter is `path:FOLDER/` for the top-level folder of ROOT whose share of the files is
 nearest 10%, and `lang:L` for the language nearest 10%. Each question (the first of the
-benchmark's annotations, or a few built in) is asked once untimed, then three times timed,
-unfiltered and filtered, with the default preset; p50 of each and their ratio. Every filtered
-result is checked to lie inside the filter.
+benchmark's annotations, or with `--spread` as many taken in turn from every repository's, or
+a few built in) is asked once untimed, then three times timed, unfiltered and filtered, with
+the default preset; p50 of each and their ratio. Every filtered result is checked to lie
+inside the filter.
 """
 
 from __future__ import annotations
@@ -16,19 +17,24 @@ import json
 import statistics
 import time
 from collections import Counter
+from itertools import zip_longest
 from pathlib import Path
 
 from maguyva import Index
 from maguyva.query.filters import parse, path_matches
 
 
-def questions(bench: Path | None, limit: int) -> list[str]:
+def questions(bench: Path | None, limit: int, spread: bool = False) -> list[str]:
+    """The first `limit` questions of the benchmark's annotation files in name order, or with
+    `spread` the same number taken in turn from every file (the first of each, then the
+    second...), so that no one repository's questions make up the set."""
     if bench is None:
         return ["how are errors reported", "where is the configuration parsed", "retry with backoff"]
-    found: list[str] = []
-    for path in sorted((bench / "annotations").glob("*.json")):
-        found.extend(q["query"] for q in json.loads(path.read_text()))
-    return found[:limit]
+    per_file = [[q["query"] for q in json.loads(path.read_text())] for path in sorted((bench / "annotations").glob("*.json"))]
+    if not spread:
+        return [question for asked in per_file for question in asked][:limit]
+    turns = zip_longest(*per_file)
+    return [question for turn in turns for question in turn if question is not None][:limit]
 
 
 def p50(index: Index, asked: list[str], prefix: str) -> float:
@@ -49,10 +55,11 @@ def main() -> int:
     parser.add_argument("--index-dir", type=Path)
     parser.add_argument("--queries", type=Path)
     parser.add_argument("--questions", type=int, default=60)
+    parser.add_argument("--spread", action="store_true", help="questions taken in turn from every repository's annotations")
     args = parser.parse_args()
     index = Index.build(args.root, index_dir=args.index_dir)
     files = index.reader.files
-    asked = questions(args.queries, args.questions)
+    asked = questions(args.queries, args.questions, args.spread)
     folders = Counter(f.path.split("/", 1)[0] for f in files if "/" in f.path)
     languages = Counter(f.language or "text" for f in files)
     folder = min(folders, key=lambda name: abs(folders[name] / len(files) - 0.10))
