@@ -213,3 +213,33 @@ def test_searching_from_threads_agrees():
         results = list(pool.map(lambda k: built.search(f"value_{k % 7}").doc_ids, range(28)))
     for k, ids in enumerate(results):
         assert np.array_equal(ids, np.arange(k % 7, 2000, 7, dtype=np.uint32))
+
+
+def test_first_counts_asked_from_several_threads_at_once_are_the_counts_asked_alone():
+    # A vocabulary of a megabyte and more is planned on the core's threads, and its words'
+    # trigram lists are made by the first search that needs them while other searches wait for
+    # them: every one finishes, with the counts a search alone gets.
+    import random
+    import threading
+
+    rng = random.Random(5)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(7, 13))) for _ in range(130_000)]
+    docs = [(d, "\n".join(" ".join(rng.choice(words) for _ in range(12)) for _ in range(150)).encode()) for d in range(300)]
+    keys = np.array([d << 32 for d in range(300)], dtype=np.int64) + 1
+    offsets = np.arange(301, dtype=np.int64)
+    asked = [[w[:4] for w in words[k : k + 5]] + ["abc"] for k in range(0, 30, 5)]
+
+    def counts(index, terms):
+        return [column.tolist() for column in index.start_chunk_line_counts(terms, [True] * len(terms), keys, offsets).result()]
+
+    alone = TrigramIndex.build(docs)[0]
+    expected = [counts(alone, terms) for terms in asked]
+    together = TrigramIndex.build(docs)[0]
+    found: dict[int, list[list[int]]] = {}
+    threads = [threading.Thread(target=lambda i=i: found.__setitem__(i, counts(together, asked[i])), daemon=True) for i in range(len(asked))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a search never finished"
+    assert [found[i] for i in range(len(asked))] == expected

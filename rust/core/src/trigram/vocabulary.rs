@@ -12,8 +12,6 @@
 //! needs them, and kept with the index: a word holding a literal exactly holds it folded, so
 //! the one table serves both kinds of search.
 
-use rayon::prelude::*;
-
 /// Per trigram of the folded vocabulary, the words holding it, ascending.
 #[derive(Debug, Default)]
 pub(crate) struct WordTrigrams {
@@ -25,6 +23,30 @@ pub(crate) struct WordTrigrams {
     words: Vec<u32>,
 }
 
+/// `pairs` ((key << 32) + word, by ascending word) by ascending key, each key's words still
+/// ascending: a stable radix sort on the key's two halves of 12 bits, two passes over the pairs
+/// where a comparison sort would make twenty.
+fn sorted_by_key(mut pairs: Vec<u64>) -> Vec<u64> {
+    let mut other = vec![0u64; pairs.len()];
+    for shift in [32, 44] {
+        let digit = |pair: u64| ((pair >> shift) & 0xfff) as usize;
+        let mut starts = vec![0usize; 4097];
+        for &pair in &pairs {
+            starts[digit(pair) + 1] += 1;
+        }
+        for d in 0..4096 {
+            starts[d + 1] += starts[d];
+        }
+        for &pair in &pairs {
+            let d = digit(pair);
+            other[starts[d]] = pair;
+            starts[d] += 1;
+        }
+        std::mem::swap(&mut pairs, &mut other);
+    }
+    pairs
+}
+
 /// The key of the trigram starting at `bytes[0]`.
 #[inline]
 fn key(bytes: &[u8]) -> u32 {
@@ -34,17 +56,17 @@ fn key(bytes: &[u8]) -> u32 {
 impl WordTrigrams {
     /// The lists of the `word_count` words of `folded` (the folded vocabulary), word `w` being
     /// `folded[word_start(w)..word_start(w + 1) - 1]` (each word is followed by a separator).
-    pub(crate) fn build(folded: &[u8], word_count: usize, word_start: impl Fn(usize) -> usize + Sync) -> WordTrigrams {
-        // (key << 32) + word of every trigram of every word, sorted: each key's words
-        // together, ascending; a word repeating a trigram lists it once.
-        let mut pairs: Vec<u64> = (0..word_count)
-            .into_par_iter()
-            .flat_map_iter(|word| {
-                let bytes = &folded[word_start(word)..word_start(word + 1) - 1];
-                bytes.windows(3).map(move |t| (u64::from(key(t)) << 32) | word as u64)
-            })
-            .collect();
-        pairs.par_sort_unstable();
+    pub(crate) fn build(folded: &[u8], word_count: usize, word_start: impl Fn(usize) -> usize) -> WordTrigrams {
+        // (key << 32) + word of every trigram of every word, by word, then by key (a stable
+        // sort: each key's words ascending); a word repeating a trigram lists it once. On this
+        // thread alone: a search waiting for the table on the thread pool must not be handed
+        // another search's wait for it (a parallel sort would let its worker take one).
+        let mut pairs: Vec<u64> = Vec::new();
+        for word in 0..word_count {
+            let bytes = &folded[word_start(word)..word_start(word + 1) - 1];
+            pairs.extend(bytes.windows(3).map(|t| (u64::from(key(t)) << 32) | word as u64));
+        }
+        let mut pairs = sorted_by_key(pairs);
         pairs.dedup();
         let mut table = WordTrigrams { keys: Vec::new(), starts: Vec::new(), words: Vec::with_capacity(pairs.len()) };
         for pair in pairs {
@@ -133,6 +155,18 @@ mod tests {
         assert!(table.candidates(b"sessionana").is_empty());
         assert!(table.candidates(b"qqq").is_empty());
         assert!(table.candidates(b"zzzz").len() == 1);
+    }
+
+    proptest::proptest! {
+        /// Pairs listed by word come out by key, each key's words in their order: what a sort
+        /// of the pairs gives.
+        #[test]
+        fn pairs_sorted_by_key_are_sorted(keys in proptest::collection::vec(proptest::collection::vec(0u32..1 << 24, 0..6), 0..60)) {
+            let pairs: Vec<u64> = keys.iter().enumerate().flat_map(|(word, keys)| keys.iter().map(move |&k| (u64::from(k) << 32) | word as u64)).collect();
+            let mut sorted = pairs.clone();
+            sorted.sort_unstable();
+            proptest::prop_assert_eq!(sorted_by_key(pairs), sorted);
+        }
     }
 
     #[test]
