@@ -217,36 +217,34 @@ impl TrigramIndex {
         // SAFETY: both arrays are alive (bound here) and unwritten (the method's contract).
         let layout = move || unsafe { ChunkLayout { start_key: start_key.slice::<i64>(), file_offsets: file_offsets.slice::<i64>() } };
         let index = inner as *const CoreIndex as usize;
-        if inner.planning_worth_the_pool() {
+        // SAFETY (each job below): the pending answer holds the index and both arrays, and its
+        // drop waits for the job; the arrays are not written meanwhile (the method's contract).
+        let counting = if inner.planning_worth_the_pool() {
             // Planned and counted on a worker: the plan of a large index's common words is
             // itself worth starting the other modalities before.
-            let running = background::start(move || {
-                // SAFETY: as below.
+            Counting::Running(background::start(move || {
                 let index = unsafe { &*(index as *const CoreIndex) };
                 let each: Vec<(&[u8], bool)> = terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
                 index.plan_chunk_line_counts(&each, layout()).and_then(|plan| index.counts_by_plan(&plan, layout()))
-            });
-            return Ok(PendingChunkCounts {
-                counting: Mutex::new(Some(Counting::Running(running))),
-                _held: (slf.clone().into_any().unbind(), chunk_start_key.into_any().unbind(), file_chunk_offsets.into_any().unbind()),
-            });
-        }
-        let each: Vec<(&[u8], bool)> = terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
-        // Planned here; counted here too when that costs less than waking a worker would.
-        let counting = slf.py().detach(|| -> maguyva_core::Result<Counting> {
-            let plan = inner.plan_chunk_line_counts(&each, layout())?;
-            if !plan.worth_the_pool() {
-                return Ok(Counting::Done(inner.counts_by_plan(&plan, layout())));
-            }
-            Ok(Counting::Running(background::start(move || {
-                // SAFETY: the pending answer holds the index and both arrays, and its drop waits
-                // for this job; the arrays are not written meanwhile (the method's contract).
-                let index = unsafe { &*(index as *const CoreIndex) };
-                index.counts_by_plan(&plan, layout())
-            })))
-        });
+            }))
+        } else {
+            let each: Vec<(&[u8], bool)> = terms.iter().map(Vec::as_slice).zip(case_insensitive.iter().copied()).collect();
+            // Planned here; counted here too when that costs less than waking a worker would.
+            slf.py()
+                .detach(|| -> maguyva_core::Result<Counting> {
+                    let plan = inner.plan_chunk_line_counts(&each, layout())?;
+                    if !plan.worth_the_pool() {
+                        return Ok(Counting::Done(inner.counts_by_plan(&plan, layout())));
+                    }
+                    Ok(Counting::Running(background::start(move || {
+                        let index = unsafe { &*(index as *const CoreIndex) };
+                        index.counts_by_plan(&plan, layout())
+                    })))
+                })
+                .map_err(to_py)?
+        };
         Ok(PendingChunkCounts {
-            counting: Mutex::new(Some(counting.map_err(to_py)?)),
+            counting: Mutex::new(Some(counting)),
             _held: (slf.clone().into_any().unbind(), chunk_start_key.into_any().unbind(), file_chunk_offsets.into_any().unbind()),
         })
     }

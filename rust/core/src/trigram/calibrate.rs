@@ -52,8 +52,7 @@ fn calibrate() {
     println!("{} documents, {} bytes of content, {} of vocabulary", index.layout.docs, index.layout.content_len, vocabulary);
     let mut literals: Vec<Vec<u8>> = Vec::new();
     for word in (0..index.layout.words).step_by(997) {
-        let start = if word == 0 { 0 } else { index.word_end(word - 1) };
-        let text = &index.vocabulary(false)[start..index.word_end(word) - 1];
+        let text = index.word(word);
         if text.len() >= 4 && text.iter().all(u8::is_ascii_alphabetic) {
             literals.push(text.to_vec());
             literals.push(text[..4].to_vec());

@@ -344,19 +344,14 @@ impl TrigramIndex {
 
     /// The words of the vocabulary per trigram ([`WordTrigrams`]), made on first use.
     fn word_trigrams(&self) -> &WordTrigrams {
-        self.word_trigrams.get_or_init(|| {
-            let start = |word: usize| if word == 0 { 0 } else { self.word_end(word - 1) };
-            WordTrigrams::build(self.vocabulary(true), self.layout.words, start)
-        })
+        self.word_trigrams.get_or_init(|| WordTrigrams::build(self.vocabulary(true), self.layout.words, |word| self.word_start(word)))
     }
 
     /// The word of the vocabulary that is `text` exactly, if there is one (the vocabulary is
     /// sorted: a binary search).
     fn word_named(&self, text: &[u8]) -> Option<usize> {
-        let vocabulary = self.vocabulary(false);
-        let word = |w: usize| &vocabulary[if w == 0 { 0 } else { self.word_end(w - 1) }..self.word_end(w) - 1];
-        let at = lower_bound(self.layout.words, |w| word(w) < text);
-        (at < self.layout.words && word(at) == text).then_some(at)
+        let at = lower_bound(self.layout.words, |w| self.word(w) < text);
+        (at < self.layout.words && self.word(at) == text).then_some(at)
     }
 
     /// Where word `word` ends in the vocabulary (the position after its separator).
@@ -402,8 +397,17 @@ impl TrigramIndex {
 
     /// The bytes of word `word` (`word < words`), without its separator.
     fn word(&self, word: usize) -> &[u8] {
-        let start = u64_at(&self.buf, self.layout.word_offsets + 8 * word) as usize;
-        &self.vocabulary(false)[start..self.word_end(word) - 1]
+        self.word_in(false, word)
+    }
+
+    /// [`Self::word`] in the folded vocabulary when `folded`.
+    fn word_in(&self, folded: bool, word: usize) -> &[u8] {
+        &self.vocabulary(folded)[self.word_start(word)..self.word_end(word) - 1]
+    }
+
+    /// Where word `word` starts in the vocabulary (`word <= words`: the last is its end).
+    fn word_start(&self, word: usize) -> usize {
+        u64_at(&self.buf, self.layout.word_offsets + 8 * word) as usize
     }
 
     /// Where the posting list of word `word` starts in the word postings section (`word <= words`).

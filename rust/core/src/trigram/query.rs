@@ -406,39 +406,38 @@ impl TrigramIndex {
             return None;
         }
         let verify_bytes = self.candidates_bytes(candidates);
-        let budget = if literal.len() >= 3 {
-            // The words are found through their trigrams, for about what verifying
-            // `WORD_LOOKUP_BYTES` costs, or the vocabulary when it is smaller (a small
-            // repository's lists are short). A filter's postings are decoded for the documents
-            // it keeps, about their share of the candidates, and passed over for the rest.
-            let lookup = WORD_LOOKUP_BYTES.min(self.layout.vocabulary_len);
-            if verify_bytes <= lookup {
-                return None;
-            }
-            let kept = candidates.len().min(of_all);
-            let mut per_posting_byte = ((kept * SCAN_BYTES_PER_WORD_POSTING_BYTE + (of_all - kept) * SKIP_BYTES_PER_WORD_POSTING_BYTE) / of_all.max(1)).max(1);
-            if kept < of_all {
-                per_posting_byte *= FILTERED_WORDS_MARGIN;
-            }
-            let budget = (verify_bytes - lookup) / per_posting_byte;
-            let per_candidate = WORD_CHECK_BYTES.div_ceil(per_posting_byte);
-            // The word that is the literal itself, when there is one, is among those found, and
-            // its postings alone may outgrow the budget: then the search is not begun.
-            let itself = if case_insensitive { literal.to_ascii_lowercase() } else { literal.to_vec() };
-            if self.word_named(&itself).is_some_and(|word| self.word_posting_list(word).len() + per_candidate > budget) {
-                return None;
-            }
-            return self.words_containing(literal, case_insensitive, budget, per_candidate);
-        } else {
+        if literal.len() < 3 {
             // Found by a scan of the vocabulary: below this, a search abandoned half way would
             // cost more than it could save.
             let payoff = if candidates.len() < of_all { VOCABULARY_SEARCH_PAYOFF_AMONG_SOME } else { VOCABULARY_SEARCH_PAYOFF };
             if verify_bytes <= payoff * self.layout.vocabulary_len {
                 return None;
             }
-            (verify_bytes - self.layout.vocabulary_len) / SCAN_BYTES_PER_WORD_POSTING_BYTE
-        };
-        self.words_containing(literal, case_insensitive, budget, 0)
+            let budget = (verify_bytes - self.layout.vocabulary_len) / SCAN_BYTES_PER_WORD_POSTING_BYTE;
+            return self.words_containing(literal, case_insensitive, budget, 0);
+        }
+        // The words are found through their trigrams, for about what verifying
+        // `WORD_LOOKUP_BYTES` costs, or the vocabulary when it is smaller (a small
+        // repository's lists are short). A filter's postings are decoded for the documents
+        // it keeps, about their share of the candidates, and passed over for the rest.
+        let lookup = WORD_LOOKUP_BYTES.min(self.layout.vocabulary_len);
+        if verify_bytes <= lookup {
+            return None;
+        }
+        let kept = candidates.len().min(of_all);
+        let mut per_posting_byte = ((kept * SCAN_BYTES_PER_WORD_POSTING_BYTE + (of_all - kept) * SKIP_BYTES_PER_WORD_POSTING_BYTE) / of_all.max(1)).max(1);
+        if kept < of_all {
+            per_posting_byte *= FILTERED_WORDS_MARGIN;
+        }
+        let budget = (verify_bytes - lookup) / per_posting_byte;
+        let per_candidate = WORD_CHECK_BYTES.div_ceil(per_posting_byte);
+        // The word that is the literal itself, when there is one, is among those found, and
+        // its postings alone may outgrow the budget: then the search is not begun.
+        let itself = if case_insensitive { literal.to_ascii_lowercase() } else { literal.to_vec() };
+        if self.word_named(&itself).is_some_and(|word| self.word_posting_list(word).len() + per_candidate > budget) {
+            return None;
+        }
+        self.words_containing(literal, case_insensitive, budget, per_candidate)
     }
 
     /// Every word containing `literal`, ascending, with the number of non-overlapping
@@ -494,14 +493,12 @@ impl TrigramIndex {
     /// same verdict on `budget` when `per_candidate` is 0).
     fn words_among_candidates(&self, needle: &[u8], folded: bool, finder: &Finder<'_>, budget: usize, per_candidate: usize) -> Option<Vec<(u32, u32)>> {
         let folded_needle = if folded { needle.to_vec() } else { needle.to_ascii_lowercase() };
-        let vocabulary = self.vocabulary(folded);
         let mut found = Vec::new();
         let mut spent = 0usize;
         for word in self.word_trigrams().candidates(&folded_needle) {
-            let start = if word == 0 { 0 } else { self.word_end(word as usize - 1) };
             // A match never crosses a separator, so counting in the word alone counts as the
             // scan of the whole vocabulary does.
-            let occurrences = finder.find_iter(&vocabulary[start..self.word_end(word as usize) - 1]).count();
+            let occurrences = finder.find_iter(self.word_in(folded, word as usize)).count();
             spent += per_candidate;
             if occurrences > 0 {
                 found.push((word, occurrences as u32));
