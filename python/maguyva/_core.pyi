@@ -272,8 +272,10 @@ class TreeWatch:
     blocking, and returns a count that grows whenever something a walk could act on changed
     (a hidden file other than an ignore file is left out; beginning to watch a folder counts).
     While the count stays what it was when a walk began, that walk's files are still the
-    tree's. ValueError for a root that is not a directory or lies on a network file system,
-    OSError when the kernel gives no more watches."""
+    tree's. After the first walks, a walk walks only where the events said something changed
+    and keeps the rest of the previous walk's findings (the same report as a whole walk).
+    ValueError for a root that is not a directory or lies on a network file system, OSError
+    when the kernel gives no more watches."""
 
     def __init__(self, root: str | PathLike[str]) -> None: ...
     def walk(
@@ -283,6 +285,9 @@ class TreeWatch:
     @property
     def watched(self) -> int:
         """How many folders are watched."""
+    @property
+    def partial_walks(self) -> int:
+        """How many walks walked only what changed since the walk before."""
     @property
     def root(self) -> Path: ...
 

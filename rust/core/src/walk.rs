@@ -8,10 +8,10 @@
 
 use crate::{Error, Result};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 /// The project ignore file, read like a `.gitignore` in every folder.
@@ -86,7 +86,7 @@ impl SkipReason {
 }
 
 /// How to walk.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalkOptions {
     /// Files larger than this many bytes are skipped. Default 1 MB.
     pub max_file_size: u64,
@@ -99,8 +99,8 @@ pub struct WalkOptions {
     /// Index files named like keys and credentials ([`is_secret_name`]). Default false: an
     /// index is read by agents, and a private key found by a search has leaked.
     pub include_secrets: bool,
-    /// List the folders entered ([`WalkReport::folders`]), for a watch of the tree
-    /// ([`crate::watch`]). Default false.
+    /// List the folders entered ([`WalkReport::folders`]) and the folder of each file left out
+    /// ([`WalkReport::skipped_in`]), for a watch of the tree ([`crate::watch`]). Default false.
     pub list_folders: bool,
 }
 
@@ -173,6 +173,58 @@ pub struct WalkReport {
     /// The folders entered, relative to the root (the root itself as an empty path), in no
     /// particular order; listed only when [`WalkOptions::list_folders`] asks for them.
     pub folders: Vec<PathBuf>,
+    /// Each entry left out with the folder it lies in, when [`WalkOptions::list_folders`] asks
+    /// for them; an entry the walk could not read has no folder to name (`None`).
+    pub skipped_in: Vec<(Option<PathBuf>, SkipReason)>,
+    /// The folders left out for a cache marker they hold ([`CACHE_MARKERS`]), when
+    /// [`WalkOptions::list_folders`] asks for them: a watch watches them for the marker alone.
+    pub marked: Vec<PathBuf>,
+}
+
+/// The part of a tree [`walk_within`] walks: the files of some folders, and whole subtrees.
+/// Paths are relative to the root, the root itself an empty path.
+#[derive(Clone, Debug, Default)]
+pub struct Within {
+    /// Folders whose own files are listed (not their subfolders').
+    pub folders: HashSet<PathBuf>,
+    /// Folders whose every file and folder is listed, as far down as the walk goes.
+    pub subtrees: HashSet<PathBuf>,
+    /// The folders entered on the way to the others.
+    ancestors: HashSet<PathBuf>,
+}
+
+impl Within {
+    /// The files of `folders` and everything in `subtrees`.
+    pub fn new(folders: HashSet<PathBuf>, subtrees: HashSet<PathBuf>) -> Within {
+        let mut ancestors = HashSet::new();
+        for path in folders.iter().chain(&subtrees) {
+            for ancestor in path.ancestors().skip(1) {
+                if !ancestors.insert(ancestor.to_path_buf()) {
+                    break; // and so are its own ancestors
+                }
+            }
+        }
+        Within { folders, subtrees, ancestors }
+    }
+
+    /// Whether nothing is to be walked.
+    pub fn is_empty(&self) -> bool {
+        self.folders.is_empty() && self.subtrees.is_empty()
+    }
+
+    /// Whether the files lying directly in `folder` are listed.
+    pub fn lists(&self, folder: &Path) -> bool {
+        self.folders.contains(folder) || self.in_subtree(folder)
+    }
+
+    /// Whether `folder` lies in (or is) one of the subtrees.
+    pub fn in_subtree(&self, folder: &Path) -> bool {
+        !self.subtrees.is_empty() && folder.ancestors().any(|a| self.subtrees.contains(a))
+    }
+
+    fn enters(&self, folder: &Path) -> bool {
+        self.ancestors.contains(folder) || self.lists(folder)
+    }
 }
 
 /// Walks `root` and returns the indexable files, sorted by path.
@@ -182,24 +234,60 @@ pub fn walk(root: &Path, options: &WalkOptions) -> Result<WalkReport> {
         return Err(Error::InvalidArgument(format!("{} is not a directory", root.display())));
     }
     let report = Mutex::new(WalkReport::default());
-    let walker = builder(root, options).build_parallel();
+    let marked = Arc::new(Mutex::new(Vec::new()));
+    let walker = builder(root, options, None, marked.clone()).build_parallel();
     walker.run(|| {
         let report = &report;
         Box::new(move |entry| {
             let outcome = classify(root, entry, options);
-            let mut report = report.lock().unwrap_or_else(|e| e.into_inner());
-            match outcome {
-                Found::File(file) => report.files.push(file),
-                Found::Skipped(reason) => *report.skipped.entry(reason).or_default() += 1,
-                Found::Folder(path) => report.folders.push(path),
-                Found::Nothing => {}
-            }
+            report.lock().unwrap_or_else(|e| e.into_inner()).add(outcome);
             ignore::WalkState::Continue
         })
     });
     let mut report = report.into_inner().unwrap_or_else(|e| e.into_inner());
     report.files.sort_by_cached_key(|file| path_order_key(&file.path));
+    report.marked = std::mem::take(&mut marked.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(report)
+}
+
+/// [`walk`] of the part of `root` that `within` names, by the same rules: the ignore files of
+/// the folders on the way are read as a whole walk reads them, so each file listed is one
+/// [`walk`] lists, with the same stat, and each skip one it counts. On one thread: the part is
+/// small. The folders entered on the way are listed too (with [`WalkOptions::list_folders`]).
+pub fn walk_within(root: &Path, options: &WalkOptions, within: &Within) -> Result<WalkReport> {
+    let meta = std::fs::metadata(root).map_err(|source| Error::Io { path: root.to_path_buf(), source })?;
+    if !meta.is_dir() {
+        return Err(Error::InvalidArgument(format!("{} is not a directory", root.display())));
+    }
+    let mut report = WalkReport::default();
+    if within.is_empty() {
+        return Ok(report);
+    }
+    let marked = Arc::new(Mutex::new(Vec::new()));
+    for entry in builder(root, options, Some(Arc::new(within.clone())), marked.clone()).build() {
+        report.add(classify(root, entry, options));
+    }
+    report.files.sort_by_cached_key(|file| path_order_key(&file.path));
+    report.marked = std::mem::take(&mut marked.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(report)
+}
+
+impl WalkReport {
+    fn add(&mut self, found: Found) {
+        match found {
+            Found::File(file) => self.files.push(file),
+            Found::Skipped(reason, place) => {
+                *self.skipped.entry(reason).or_default() += 1;
+                match place {
+                    Place::NotAsked => {}
+                    Place::In(folder) => self.skipped_in.push((Some(folder), reason)),
+                    Place::Unknown => self.skipped_in.push((None, reason)),
+                }
+            }
+            Found::Folder(path) => self.folders.push(path),
+            Found::Nothing => {}
+        }
+    }
 }
 
 /// A key whose byte order is `Path`'s order of relative paths, component by component: the
@@ -217,7 +305,10 @@ fn path_order_key(path: &Path) -> Vec<u8> {
     key
 }
 
-fn builder(root: &Path, options: &WalkOptions) -> ignore::WalkBuilder {
+/// The walker of `root` by `options`; with `within`, only the entries it names (and the folders
+/// on the way to them) are entered and classified. Folders left out for a cache marker go in
+/// `marked` when the walk lists folders.
+fn builder(root: &Path, options: &WalkOptions, within: Option<Arc<Within>>, marked: Arc<Mutex<Vec<PathBuf>>>) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .hidden(!options.include_hidden)
@@ -231,67 +322,103 @@ fn builder(root: &Path, options: &WalkOptions) -> ignore::WalkBuilder {
         .follow_links(false)
         .add_custom_ignore_filename(IGNORE_FILE);
     let include_dependency_dirs = options.include_dependency_dirs;
+    let list_folders = options.list_folders;
+    let root = root.to_path_buf();
     builder.filter_entry(move |entry| {
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if !is_dir || entry.depth() == 0 {
+        if entry.depth() == 0 {
+            return true;
+        }
+        if let Some(within) = &within {
+            let path = entry.path().strip_prefix(&root).unwrap_or(entry.path());
+            let wanted = if is_dir { within.enters(path) } else { within.lists(path.parent().unwrap_or(Path::new(""))) };
+            if !wanted {
+                return false;
+            }
+        }
+        if !is_dir {
             return true;
         }
         let name = entry.file_name().to_string_lossy();
         if VCS_DIRS.contains(&name.as_ref()) {
             return false;
         }
-        include_dependency_dirs || !is_dependency_dir(entry.path(), &name)
+        if include_dependency_dirs || DEPENDENCY_DIRS.contains(&name.as_ref()) {
+            return include_dependency_dirs;
+        }
+        let cache = CACHE_MARKERS.iter().any(|marker| entry.path().join(marker).is_file());
+        if cache && list_folders {
+            let path = entry.path().strip_prefix(&root).unwrap_or(entry.path()).to_path_buf();
+            marked.lock().unwrap_or_else(|e| e.into_inner()).push(path);
+        }
+        !cache
     });
     builder
 }
 
-/// A dependency folder by name, or any folder tagged as a cache (Rust's `target/` is).
-fn is_dependency_dir(path: &Path, name: &str) -> bool {
-    DEPENDENCY_DIRS.contains(&name) || path.join("CACHEDIR.TAG").is_file() || path.join("pyvenv.cfg").is_file()
-}
+/// Files whose presence makes their folder a cache, left out as a dependency folder is (Rust's
+/// `target/` holds one; a Python virtual environment, the other).
+pub const CACHE_MARKERS: &[&str] = &["CACHEDIR.TAG", "pyvenv.cfg"];
 
 enum Found {
     File(WalkedFile),
-    Skipped(SkipReason),
+    /// Left out, and where.
+    Skipped(SkipReason, Place),
     Folder(PathBuf),
     Nothing,
+}
+
+/// Where an entry left out lies.
+enum Place {
+    /// The walk lists no folders.
+    NotAsked,
+    In(PathBuf),
+    /// An entry the walk could not read.
+    Unknown,
 }
 
 fn classify(root: &Path, entry: std::result::Result<ignore::DirEntry, ignore::Error>, options: &WalkOptions) -> Found {
     let entry = match entry {
         Ok(entry) => entry,
-        Err(_) => return Found::Skipped(SkipReason::Unreadable),
+        Err(_) => return Found::Skipped(SkipReason::Unreadable, if options.list_folders { Place::Unknown } else { Place::NotAsked }),
     };
     let Some(file_type) = entry.file_type() else { return Found::Nothing };
+    let relative = || entry.path().strip_prefix(root).unwrap_or(entry.path());
     if file_type.is_dir() {
         if !options.list_folders {
             return Found::Nothing;
         }
-        return Found::Folder(entry.path().strip_prefix(root).unwrap_or(entry.path()).to_path_buf());
+        return Found::Folder(relative().to_path_buf());
     }
+    let skipped = |reason| {
+        let place = match options.list_folders {
+            true => Place::In(relative().parent().unwrap_or(Path::new("")).to_path_buf()),
+            false => Place::NotAsked,
+        };
+        Found::Skipped(reason, place)
+    };
     if file_type.is_symlink() {
-        return Found::Skipped(SkipReason::Symlink);
+        return skipped(SkipReason::Symlink);
     }
     if !file_type.is_file() {
-        return Found::Skipped(SkipReason::NotAFile);
+        return skipped(SkipReason::NotAFile);
     }
     let meta = match entry.metadata() {
         Ok(meta) => meta,
-        Err(_) => return Found::Skipped(SkipReason::Vanished),
+        Err(_) => return skipped(SkipReason::Vanished),
     };
     if !options.include_secrets && is_secret_name(&entry.file_name().to_string_lossy()) {
-        return Found::Skipped(SkipReason::Secret);
+        return skipped(SkipReason::Secret);
     }
     if meta.len() > options.max_file_size {
-        return Found::Skipped(SkipReason::TooLarge);
+        return skipped(SkipReason::TooLarge);
     }
     let mtime_ns = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64);
-    let path = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_path_buf();
-    Found::File(WalkedFile { path, size: meta.len(), mtime_ns })
+    Found::File(WalkedFile { path: relative().to_path_buf(), size: meta.len(), mtime_ns })
 }
 
 /// The outcome of reading one file.

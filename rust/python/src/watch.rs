@@ -45,6 +45,12 @@ impl TreeWatch {
         self.inner.watched()
     }
 
+    /// How many walks walked only what changed since the walk before.
+    #[getter]
+    fn partial_walks(&self) -> u64 {
+        self.inner.partial_walks()
+    }
+
     #[getter]
     fn root(&self) -> PathBuf {
         self.inner.root().to_path_buf()
