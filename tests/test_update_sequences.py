@@ -92,6 +92,9 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
     tuning = config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=share)
     for i, text in enumerate(start):
         write(root / f"bakery/m{i}.py", text, 0)
+    # Files with roles (a test; an older version beside a newer one), which an update keeps.
+    for path in ("bakery/tests/test_m0.py", "bakery/v1/m0.py", "bakery/v2/m0.py"):
+        write(root / path, start[0], 0)
     build_index(root, index_dir, tuning=tuning)
     for step, (kind, pick, text) in enumerate(steps, start=1):
         present = sorted(root.rglob("*.py"))
