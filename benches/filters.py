@@ -1,6 +1,6 @@
 """How much faster a filtered question is than the same question unfiltered.
 
-    python benches/filters.py ROOT [--index-dir DIR] [--queries BENCH] [--questions 60] [--spread]
+    python benches/filters.py ROOT [--index-dir DIR] [--queries BENCH] [--questions 60] [--spread] [--modalities]
 
 The filter is `path:FOLDER/` for the top-level folder of ROOT whose share of the files is
 nearest 10%, and `lang:L` for the language nearest 10%. Each question (the first of the
@@ -49,6 +49,31 @@ def p50(index: Index, asked: list[str], prefix: str) -> float:
     return statistics.median(times)
 
 
+def modality_p50s(index: Index, asked: list[str]) -> dict[str, float]:
+    """Each modality's p50 alone over the unfiltered questions (each asked once untimed, then
+    three times timed), with the default preset's candidate count: where a question's time goes."""
+    from maguyva import config
+    from maguyva.query import route
+    from maguyva.query.classify import classify
+
+    searcher = index.searcher
+    requests = [route.request(question, classify(question)) for question in asked]
+    tuning = config.current()
+    limit = max(10 * tuning.CANDIDATES_PER_RESULT, tuning.MIN_CANDIDATES)
+    found = {}
+    for name, retriever in searcher.retrievers.items():
+        for request in requests:
+            retriever.retrieve(searcher.reader, request, limit)
+        times = []
+        for _ in range(3):
+            for request in requests:
+                started = time.perf_counter()
+                retriever.retrieve(searcher.reader, request, limit)
+                times.append((time.perf_counter() - started) * 1e3)
+        found[name] = statistics.median(times)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", type=Path)
@@ -56,6 +81,7 @@ def main() -> int:
     parser.add_argument("--queries", type=Path)
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--spread", action="store_true", help="questions taken in turn from every repository's annotations")
+    parser.add_argument("--modalities", action="store_true", help="also each modality's p50 alone, unfiltered")
     args = parser.parse_args()
     index = Index.build(args.root, index_dir=args.index_dir)
     files = index.reader.files
@@ -66,6 +92,8 @@ def main() -> int:
     language = min(languages, key=lambda name: abs(languages[name] / len(files) - 0.10))
     whole = p50(index, asked, "")
     print(f"{len(files)} files, {len(asked)} questions; unfiltered p50 {whole:.2f} ms")
+    if args.modalities:
+        print("each modality alone, p50: " + ", ".join(f"{name} {ms:.2f} ms" for name, ms in modality_p50s(index, asked).items()))
     for written, share in ((f"path:{folder}/", folders[folder]), (f"lang:{language}", languages[language])):
         filters, _ = parse(written + " x")
         for question in asked:

@@ -44,6 +44,17 @@ def same(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
     return all(x.tolist() == y.tolist() for x, y in zip(a, b, strict=True))
 
 
+#: Patterns with required trigrams and without (a scan), matching across several documents.
+PATTERNS = ["led(ger|GER)", "(?i)grain|sieve", "ov.n", "[a-z]{4}"]
+
+
+def regex_lines(index: TrigramIndex, pattern: str) -> tuple[list[int], list[int]]:
+    """(doc id, line) of each line a match of `pattern` starts on, by doc then line."""
+    matches = index.search_regex(pattern, False)
+    per_doc = np.diff(matches.line_offsets).astype(np.int64)
+    return np.repeat(matches.doc_ids, per_doc).tolist(), matches.lines.tolist()
+
+
 doc_words = st.lists(st.integers(0, len(WORDS) - 1), max_size=30)
 
 
@@ -72,6 +83,9 @@ def test_a_base_and_its_delta_answer_as_one_index_of_their_documents(base_docs, 
         expected = whole.chunk_line_counts(TERMS, flags, keys, offsets)
         assert same(layered.chunk_line_counts(TERMS, flags, keys, offsets), expected)
         assert same(layered.start_chunk_line_counts(TERMS, flags, keys, offsets)(), expected)
+    for pattern in PATTERNS:
+        docs, lines = layered.regex_lines(pattern)
+        assert (docs.tolist(), lines.tolist()) == regex_lines(whole, pattern), pattern
 
 
 @settings(max_examples=60, deadline=None)
@@ -118,6 +132,9 @@ def test_a_base_whose_files_moved_answers_through_its_map(base_docs, fate, added
         expected = whole.chunk_line_counts(TERMS, flags, keys, offsets)
         assert same(layered.chunk_line_counts(TERMS, flags, keys, offsets), expected)
         assert same(layered.start_chunk_line_counts(TERMS, flags, keys, offsets)(), expected)
+    for pattern in PATTERNS:
+        docs, lines = layered.regex_lines(pattern)
+        assert (docs.tolist(), lines.tolist()) == regex_lines(whole, pattern), pattern
 
 
 def test_counts_started_on_the_pool_are_the_counts_asked_for():
@@ -149,6 +166,9 @@ def test_a_delta_naming_a_document_the_base_lacks_is_refused():
     delta, _ = TrigramIndex.build([(2, b"grain\n")])
     with pytest.raises(ValueError, match="document 2 of 2"):
         LayeredTextIndex(base, delta)
+    # Files keep their order among themselves: a map that swaps two is no generation's.
+    with pytest.raises(ValueError, match="out of order"):
+        LayeredTextIndex(base, TrigramIndex.build([])[0], np.asarray([1, 0], dtype=np.int64), 2)
 
 
 GRANARY = {
