@@ -146,16 +146,18 @@ def test_the_text_modality_counts_only_the_allowed_chunks_and_counts_them_the_sa
 
     reader = index.reader
     terms = query_terms("retry failed postings ETIMEDOUT entry")
-    every_ids, every_tf = _by_chunk_counts(reader, terms)
+    every_ids, every_tf, _ = _by_chunk_counts(reader, terms)
     masks = {written: allowed_chunks(reader, parse(f"{written} x")[0]) for written in FILTERS}
     # Asked again, in another order and as equal copies: a layout kept for one mask (a few are
     # kept, so some are made again) serves only that mask.
     asked = [*masks.items(), *reversed(masks.items()), *((w, m.copy()) for w, m in masks.items() if m is not None)]
     for written, allowed in asked:
         assert allowed is not None
-        ids, tf = _by_chunk_counts(reader, terms, allowed=allowed)
+        ids, tf, document_frequency = _by_chunk_counts(reader, terms, allowed=allowed)
         kept = allowed[every_ids]
         assert np.array_equal(ids, every_ids[kept]) and np.array_equal(tf, every_tf[kept]), written
+        # Every chunk counted is the filter's: the count of each term's chunks is the filter's.
+        assert np.array_equal(document_frequency, np.count_nonzero(every_tf[kept], axis=0)), written
 
 
 def test_what_a_filter_s_mask_gives_is_kept_for_that_mask_alone():

@@ -398,10 +398,11 @@ def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
     words = ["retry", "session", "def", "return", "config", "ECONNREFUSED", "nowhere", "a", "(", "self."]
     for case_sensitive in (False, True):
         terms = [Term(w, case_sensitive, 1.0) for w in words]
-        ids, tf = text._by_chunk_counts(reader, terms)
+        ids, tf, document_frequency = text._by_chunk_counts(reader, terms)
         _, _, line_ids, line_tf = text._by_lines(reader, terms)
         np.testing.assert_array_equal(ids, line_ids)
         np.testing.assert_array_equal(tf, line_tf)
+        np.testing.assert_array_equal(document_frequency, np.count_nonzero(line_tf, axis=0))
         assert tf.sum() > 0
 
 

@@ -160,10 +160,11 @@ def chunk_term_table(
     counts: npt.NDArray[np.uint32],
     chunk_count: int,
     width: int,
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64]]:
-    """(term, chunk, count) columns as the chunks holding any term, ascending, and a float64
-    (chunks, width) table of their counts (a pair given twice adds up); ValueError for a term
-    or chunk out of range or columns of different lengths."""
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """(term, chunk, count) columns as the chunks holding any term, ascending, a float64
+    (chunks, width) table of their counts (a pair given twice adds up), and each term's count of
+    chunks whose count of it is above 0 (`np.count_nonzero(table, axis=0)`); ValueError for a
+    term or chunk out of range or columns of different lengths."""
 
 # BM25 -------------------------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// (term, chunk, count) columns (uint32, as `TrigramIndex.chunk_line_counts` gives them) as a
-/// table: the chunks holding any term, ascending (uint32), and a float64 (chunks, width) array of
-/// their counts.
+/// table: the chunks holding any term, ascending (uint32), a float64 (chunks, width) array of
+/// their counts, and each term's count of chunks counting it (int64).
 #[pyfunction]
 fn chunk_term_table<'py>(
     py: Python<'py>,
@@ -32,12 +32,19 @@ fn chunk_term_table<'py>(
     width: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (terms, chunks, counts) = (terms.as_slice()?, chunks.as_slice()?, counts.as_slice()?);
-    let (ids, table) = py
+    let found = py
         .detach(|| maguyva_core::trigram::chunk_term_table(terms, chunks, counts, chunk_count, width))
         .map_err(to_py)?;
-    let rows = ids.len();
-    let table = Array2::from_shape_vec((rows, width), table).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    PyTuple::new(py, [Array1::from_vec(ids).into_pyarray(py).into_any(), table.into_pyarray(py).into_any()])
+    let rows = found.ids.len();
+    let table = Array2::from_shape_vec((rows, width), found.table).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyTuple::new(
+        py,
+        [
+            Array1::from_vec(found.ids).into_pyarray(py).into_any(),
+            table.into_pyarray(py).into_any(),
+            Array1::from_vec(found.document_frequency).into_pyarray(py).into_any(),
+        ],
+    )
 }
 
 /// The terms' bytes, once there is one case flag per term.

@@ -100,22 +100,26 @@ class TextRetriever:
         n = len(reader.chunk_file)
         # case:yes keeps every term to its case: no second look in any case.
         any_case = not query.case_sensitive
+        # Each term's count of chunks holding it, when the count gives it (else from the table).
+        document_frequency: np.ndarray | None = None
         if query.pattern is not None:
             chunks, lines, ids, tf = _by_regex(reader, query.pattern)
         elif query.line_spans:
             chunks, lines, ids, tf = _by_lines(reader, terms, any_case)
         else:
             chunks = lines = np.zeros(0, dtype=np.int64)
-            ids, tf = _by_chunk_counts(reader, terms, any_case, query.allowed, counting)
+            ids, tf, document_frequency = _by_chunk_counts(reader, terms, any_case, query.allowed, counting)
         if query.allowed is not None:
             kept = query.allowed[ids]
-            ids, tf = ids[kept], tf[kept]
+            if not kept.all():
+                ids, tf, document_frequency = ids[kept], tf[kept], None
             if len(chunks):
                 inside = query.allowed[chunks]
                 chunks, lines = chunks[inside], lines[inside]
         if len(ids) == 0:
             return []
-        document_frequency = np.count_nonzero(tf, axis=0)
+        if document_frequency is None:
+            document_frequency = np.count_nonzero(tf, axis=0)
         idf = np.log1p((n - document_frequency + 0.5) / (document_frequency + 0.5))
         weights = np.array([term.weight for term in terms])
         k1, b = config.current().BM25_K1, config.current().BM25_B
@@ -161,18 +165,18 @@ def _by_chunk_counts(
     any_case: bool = True,
     allowed: np.ndarray | None = None,
     counting: Callable[[], tuple[np.ndarray, ...]] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The chunks holding a term, ascending, and how many of each term's lines each holds
-    (`tf[i, t]`), counted in the core: a common word's every line never reaches Python, and the
-    table is made there too. With `allowed` (a filter's chunks), the core is given only those
-    chunks, and does not read the documents left without any. `counting` gives the terms'
-    first count when it is already under way."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The chunks holding a term, ascending, how many of each term's lines each holds
+    (`tf[i, t]`), and how many chunks hold each term, counted in the core: a common word's every
+    line never reaches Python, and the table is made there too. With `allowed` (a filter's
+    chunks), the core is given only those chunks, and does not read the documents left without
+    any. `counting` gives the terms' first count when it is already under way."""
     def search(asked: list[Term]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return _chunk_counts(reader, asked, allowed)
 
     found_terms, chunks, counts = _caseless_again(terms, search, any_case, counting)
-    ids, tf = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
-    return ids.astype(np.int64), tf
+    ids, tf, document_frequency = chunk_term_table(found_terms, chunks, counts, len(reader.chunk_file), len(terms))
+    return ids.astype(np.int64), tf, document_frequency
 
 
 def _chunk_counts(

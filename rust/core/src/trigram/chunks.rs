@@ -205,11 +205,24 @@ impl<'a> ChunkCounter<'a> {
     }
 }
 
+/// A question's counts by chunk and term ([`chunk_term_table`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkTermTable {
+    /// The chunks holding any term, ascending.
+    pub ids: Vec<u32>,
+    /// Their counts, a row of `width` per chunk (row-major).
+    pub table: Vec<f64>,
+    /// Per term, how many rows count it more than 0: BM25's document frequency, which numpy
+    /// worked out from the table column by column at 2 ms a question of 100,000 chunks.
+    pub document_frequency: Vec<i64>,
+}
+
 /// (term, chunk, count) triples as a table with a row per chunk: the chunks holding any term,
-/// ascending, and their counts, `width` per row (row-major; a (term, chunk) given twice adds up).
-/// Work and memory follow the triples and `chunk_count / 64` words, not `chunk_count` rows: a
-/// question's few thousand chunks of a corpus of millions.
-pub fn chunk_term_table(terms: &[u32], chunks: &[u32], counts: &[u32], chunk_count: usize, width: usize) -> Result<(Vec<u32>, Vec<f64>)> {
+/// ascending, and their counts, `width` per row (row-major; a (term, chunk) given twice adds up),
+/// and each term's count of rows it is counted in. Work and memory follow the triples and
+/// `chunk_count / 64` words, not `chunk_count` rows: a question's few thousand chunks of a corpus
+/// of millions.
+pub fn chunk_term_table(terms: &[u32], chunks: &[u32], counts: &[u32], chunk_count: usize, width: usize) -> Result<ChunkTermTable> {
     if terms.len() != chunks.len() || chunks.len() != counts.len() {
         return Err(Error::InvalidArgument(format!(
             "{} terms, {} chunks and {} counts: the columns must have one length",
@@ -244,12 +257,16 @@ pub fn chunk_term_table(terms: &[u32], chunks: &[u32], counts: &[u32], chunk_cou
         }
     }
     let mut table = vec![0.0f64; rows * width];
+    let mut document_frequency = vec![0i64; width];
     for ((&term, &chunk), &count) in terms.iter().zip(chunks).zip(counts) {
         let (word, bit) = (chunk as usize / 64, chunk % 64);
         let row = before[word] + (bits[word] & ((1u64 << bit) - 1)).count_ones() as usize;
-        table[row * width + term as usize] += f64::from(count);
+        let cell = &mut table[row * width + term as usize];
+        // Counts only add up: a cell is counted once, when it first becomes more than 0.
+        document_frequency[term as usize] += i64::from(*cell == 0.0 && count > 0);
+        *cell += f64::from(count);
     }
-    Ok((ids, table))
+    Ok(ChunkTermTable { ids, table, document_frequency })
 }
 
 fn push(out: &mut ChunkCounts, term: u32, chunk: u32, count: u32) {
@@ -300,13 +317,32 @@ mod tests {
     #[test]
     fn triples_become_one_row_per_chunk_in_chunk_order() {
         // Chunks 3, 64 and 130 across three bitmap words; (1, 64) twice adds up.
-        let (ids, table) = chunk_term_table(&[0, 0, 1, 1, 1], &[130, 3, 64, 3, 64], &[2, 5, 1, 7, 4], 131, 2).unwrap();
-        assert_eq!(ids, [3, 64, 130]);
-        assert_eq!(table, [5.0, 7.0, 0.0, 5.0, 2.0, 0.0]);
-        assert_eq!(chunk_term_table(&[], &[], &[], 0, 3).unwrap(), (vec![], vec![]));
+        let found = chunk_term_table(&[0, 0, 1, 1, 1], &[130, 3, 64, 3, 64], &[2, 5, 1, 7, 4], 131, 2).unwrap();
+        assert_eq!(found.ids, [3, 64, 130]);
+        assert_eq!(found.table, [5.0, 7.0, 0.0, 5.0, 2.0, 0.0]);
+        assert_eq!(found.document_frequency, [2, 2]);
+        let empty = chunk_term_table(&[], &[], &[], 0, 3).unwrap();
+        assert_eq!((empty.ids.len(), empty.table.len(), empty.document_frequency), (0, 0, vec![0, 0, 0]));
         assert!(chunk_term_table(&[2], &[0], &[1], 1, 2).is_err());
         assert!(chunk_term_table(&[0], &[1], &[1], 1, 2).is_err());
         assert!(chunk_term_table(&[0], &[0, 1], &[1], 2, 2).is_err());
+    }
+
+    proptest::proptest! {
+        /// Each term's document frequency is the count of its column's cells above 0, whatever
+        /// the order of the triples, pairs given twice and counts of 0 among them.
+        #[test]
+        fn document_frequency_counts_the_cells_above_zero(
+            triples in proptest::collection::vec((0u32..4, 0u32..200, 0u32..3), 0..300),
+        ) {
+            let terms: Vec<u32> = triples.iter().map(|t| t.0).collect();
+            let chunks: Vec<u32> = triples.iter().map(|t| t.1).collect();
+            let counts: Vec<u32> = triples.iter().map(|t| t.2).collect();
+            let found = chunk_term_table(&terms, &chunks, &counts, 200, 4).unwrap();
+            let by_column: Vec<i64> =
+                (0..4).map(|t| found.table.iter().skip(t).step_by(4).filter(|&&cell| cell > 0.0).count() as i64).collect();
+            proptest::prop_assert_eq!(found.document_frequency, by_column);
+        }
     }
 
     fn layout_of(chunks: &[(u32, u32)], documents: usize) -> (Vec<i64>, Vec<i64>) {

@@ -49,7 +49,7 @@ use std::sync::{Arc, OnceLock};
 use vocabulary::WordTrigrams;
 
 pub use build::BINARY_PROBE_LEN;
-pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkCountsPlan, ChunkLayout};
+pub use chunks::{chunk_term_table, count_by_chunk, ChunkCounts, ChunkCountsPlan, ChunkLayout, ChunkTermTable};
 pub use regex::{RegexPlan, RegexSearch, MAX_PATTERN_BYTES as MAX_REGEX_BYTES};
 pub use format::{MAGIC as FORMAT_MAGIC, VERSION as FORMAT_VERSION};
 
