@@ -22,7 +22,9 @@
 //! [`TreeWatch::walk`] so gives what a whole walk gives (a property test compares them after
 //! random sequences of edits), in time proportional to the change. It walks everything when
 //! the queue overflowed, when the options differ from the previous walk's, and when a walk met
-//! an entry it could not read (it cannot tell which folder to walk again for it).
+//! an entry it could not read (it cannot tell which folder to walk again for it). A folder
+//! left out as a cache for a marker file it holds is watched for that marker alone, so that its
+//! removal is seen.
 //!
 //! What no event reports is out of its reach: changes made on another machine to a network
 //! file system (the tree is then not watched, [`Error::InvalidArgument`]), and ignore rules read
@@ -57,7 +59,7 @@ fn watch_mask() -> WatchMask {
 const EVENT_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Names whose change changes which files of their folder's whole subtree are walked: the
-/// ignore files, and the markers that make a folder a cache (`walk::is_dependency_dir`).
+/// ignore files, and the markers that make a folder a cache ([`walk::CACHE_MARKERS`]).
 const SUBTREE_FILES: &[&str] = &[".gitignore", ".ignore", IGNORE_FILE, walk::CACHE_MARKERS[0], walk::CACHE_MARKERS[1]];
 
 /// What the latest walk found, kept to be brought up to date.
@@ -290,11 +292,13 @@ impl TreeWatch {
                 let _ = self.watches.remove(wd);
             }
         }
-        let before = self.watched.clone();
-        let mut began = Vec::new();
-        let watching = new_folders.iter().map(|f| (f, false)).chain(new_marked.iter().map(|f| (f, true)));
-        self.watch_folders(watching, &before, &mut began)?;
-        self.began_watching(began, false);
+        if !new_folders.is_empty() || !new_marked.is_empty() {
+            let before = self.watched.clone();
+            let mut began = Vec::new();
+            let watching = new_folders.iter().map(|f| (f, false)).chain(new_marked.iter().map(|f| (f, true)));
+            self.watch_folders(watching, &before, &mut began)?;
+            self.began_watching(began, false);
+        }
         self.partial_walks += 1;
         Ok(Some(report))
     }
@@ -370,14 +374,16 @@ impl TreeWatch {
                         changed = true;
                         stale.subtrees.insert(folder);
                     }
-                } else if marked.contains(&event.wd) {
-                    // A cache folder: only its markers, or its own move or removal, change a walk.
-                    let marker = event.name.is_some_and(|name| name.to_str().is_some_and(|n| walk::CACHE_MARKERS.contains(&n)));
-                    if marker || event.name.is_none() {
-                        changed = true;
-                        stale.subtrees.insert(watched[&event.wd].clone());
-                    }
                 } else if let Some(folder) = watched.get(&event.wd) {
+                    if marked.contains(&event.wd) {
+                        // A cache folder: only its markers, or its own move or removal, change a walk.
+                        let marker = event.name.is_some_and(|name| name.to_str().is_some_and(|n| walk::CACHE_MARKERS.contains(&n)));
+                        if marker || event.name.is_none() {
+                            changed = true;
+                            stale.subtrees.insert(folder.clone());
+                        }
+                        continue;
+                    }
                     match event.name {
                         Some(name) if !*include_hidden && hidden_and_unread(name) => {}
                         Some(name) => {
