@@ -492,6 +492,28 @@ def test_a_sealed_part_is_hashed_once_while_it_is_the_same_file_and_again_once_w
     assert [Path(n).name for n in hashed] == [store.ROWS]
 
 
+def test_the_reader_after_a_build_takes_the_seal_s_digests_and_a_write_in_place_is_still_caught(repo, monkeypatch):
+    # The build's seal hashed every part; opening the generation at once hashes none again. A
+    # part written in place at once after (the same size) is another file to the check.
+    hashed = []
+    real = store.hashlib.file_digest
+    monkeypatch.setattr(store.hashlib, "file_digest", lambda f, d: hashed.append(Path(f.name).name) or real(f, d))
+    Index.build(repo).close()
+    assert sorted(hashed) == sorted(store.PARTS)
+    hashed.clear()
+    generation = store.current_generation(store.default_index_dir(repo))
+    Index.open(repo).close()
+    store.verify(generation)
+    assert hashed == []
+    rows = generation / store.ROWS
+    damaged = bytearray(rows.read_bytes())
+    damaged[len(damaged) // 2] ^= 1
+    rows.write_bytes(bytes(damaged))
+    with pytest.raises(store.IndexFormatError, match="SHA-256"):
+        store.verify(generation)
+    assert hashed == [store.ROWS]
+
+
 def test_unreadable_and_odd_files_are_skipped_with_reasons(repo):
     (repo / "blob.bin").write_bytes(b"\x00\x01\x02")
     (repo / "latin1.py").write_bytes(b"name = 'caf\xe9'\n")

@@ -436,10 +436,22 @@ def seal(generation: Path, earlier: Path | None = None) -> None:
             entry = recorded.get(name) if isinstance(recorded, dict) else None
             reused = isinstance(entry, dict) and entry.get("size") == stat.st_size
             if not (reused and _is_earlier_part(stat, earlier, name)):
+                _backdate(path, stat)
                 entry = {"size": stat.st_size, "sha256": _sha256(handle)}
             parts[name] = entry
     write_atomically(generation / MANIFEST, json.dumps({"format_version": FORMAT_VERSION, "parts": parts}).encode())
     _fsync_folder(generation)
+
+
+def _backdate(path: Path, stat: os.stat_result) -> None:
+    """Date a part being sealed before the racy window: the digest its seal makes is then kept
+    (`_sha256`) for the reader that opens the generation next and the update after it, which
+    would each hash it again (an edit at 59,280 files: 50 MB, 54 ms). Written again in place, it
+    takes the time of that write, another mtime, and is hashed again."""
+    try:
+        os.utime(path, ns=(stat.st_atime_ns, time.time_ns() - 2 * RACY_WINDOW_NS))
+    except OSError:  # a file system that keeps no times: its parts are hashed again, as before
+        pass
 
 
 def _is_earlier_part(stat: os.stat_result, earlier: Path | None, name: str) -> bool:
