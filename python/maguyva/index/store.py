@@ -447,7 +447,10 @@ def _backdate(path: Path, stat: os.stat_result) -> None:
     """Date a part being sealed before the racy window: the digest its seal makes is then kept
     (`_sha256`) for the reader that opens the generation next and the update after it, which
     would each hash it again (an edit at 59,280 files: 50 MB, 54 ms). Written again in place, it
-    takes the time of that write, another mtime, and is hashed again."""
+    takes the time of that write, another mtime, and is hashed again. A file with other names
+    (another generation's part) keeps its time: what is kept of it is keyed by it."""
+    if stat.st_nlink != 1:
+        return
     try:
         os.utime(path, ns=(stat.st_atime_ns, time.time_ns() - 2 * RACY_WINDOW_NS))
     except OSError:  # a file system that keeps no times: its parts are hashed again, as before
