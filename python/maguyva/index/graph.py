@@ -122,13 +122,16 @@ class EdgeColumns:
         """Of an (edges, 5) matrix of (src, dst, kind code, line, resolution code) rows
         (`store.load_edges`); ValueError when a kind, resolution or node is out of range (of
         `nodes`)."""
-        if len(matrix) and (matrix[:, 2].min() < 0 or matrix[:, 2].max() >= len(EDGE_KINDS)):
+        # The columns copied out first, then checked: a column of a row-major matrix is read
+        # with a stride (706,493 edges: 22 -> 13 ms).
+        src, dst, kind, line, how = (np.ascontiguousarray(matrix[:, column]) for column in range(cls.WIDTH))
+        if len(matrix) and (kind.min() < 0 or kind.max() >= len(EDGE_KINDS)):
             raise ValueError("an edge kind out of range")
-        if len(matrix) and (matrix[:, 4].min() < 0 or matrix[:, 4].max() >= len(RESOLUTIONS)):
+        if len(matrix) and (how.min() < 0 or how.max() >= len(RESOLUTIONS)):
             raise ValueError("an edge's resolution out of range")
-        if len(matrix) and (matrix[:, :2].min() < 0 or matrix[:, :2].max() >= nodes):
+        if len(matrix) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= nodes):
             raise ValueError(f"an edge names a node past the graph's {nodes}")
-        return cls(*(np.ascontiguousarray(matrix[:, column]) for column in range(cls.WIDTH)))
+        return cls(src, dst, kind, line, how)
 
     def matrix(self) -> np.ndarray:
         """The (edges, 5) matrix `of_matrix` reads."""
