@@ -229,3 +229,30 @@ def test_names_a_package_reexports_under_other_names_update_to_what_a_full_build
     nodes = {**paths, **{len(paths) + row[0]: f"{paths[row[1]]}:{row[2]}" for row in made["symbols"]}}
     calls = {(nodes[src], nodes[dst], how) for src, dst, kind, _, how in made["edges"] if kind == "call"}
     assert calls == {("bed.py:make_bed", "quilt/seam.py:hem_edge", "imported")}
+
+
+def test_a_removal_resolves_again_the_calls_into_the_removed_file_when_the_name_keeps_many(tmp_path):
+    # A Go package's two files define `knead` for two platforms; another file of the package
+    # calls it, resolved within the package to the first. Four other packages define `knead`
+    # too, so the name keeps many definitions once the first file goes: the call still moves,
+    # to the other file of its package, as a full build has it.
+    root, index_dir = tmp_path / "repo", tmp_path / "index"
+    files = {
+        "bakery/dough/knead_linux.go": "package dough\n\nfunc knead() int {\n\treturn 1\n}\n",
+        "bakery/dough/knead_other.go": "package dough\n\nfunc knead() int {\n\treturn 2\n}\n",
+        "bakery/dough/shape.go": "package dough\n\nfunc shape() int {\n\treturn knead() + 1\n}\n",
+        **{f"bakery/stall{i}/knead.go": f"package stall{i}\n\nfunc knead() int {{\n\treturn {i}\n}}\n" for i in range(4)},
+    }
+    for path, text in files.items():
+        write(root / path, text, 0)
+    build_index(root, index_dir)
+    (root / "bakery/dough/knead_linux.go").unlink()
+    build_index(root, index_dir)
+    full = tmp_path / "full"
+    build_index(root, full, rebuild=True)
+    made = snapshot(index_dir)
+    assert made == snapshot(full)
+    paths = {row[0]: row[1] for row in made["files"]}
+    nodes = {**paths, **{len(paths) + row[0]: f"{paths[row[1]]}:{row[2]}" for row in made["symbols"]}}
+    calls = {(nodes[src], nodes[dst]) for src, dst, kind, _, _ in made["edges"] if kind == "call"}
+    assert ("bakery/dough/shape.go:shape", "bakery/dough/knead_other.go:knead") in calls

@@ -640,6 +640,20 @@ class Previous:
         under another name."""
         return {bound for (bound,) in self._references_named(names, "qualifier", "kind = 'alias'")}
 
+    def definitions_of(self, names: set[str]) -> list[tuple[Any, ...]]:
+        """(file id, name, kind, qualified name) of the previous generation's definitions of one
+        of `names`."""
+        if self.segments is None:
+            return []
+        wanted = sorted(names)
+        found: list[tuple[Any, ...]] = []
+        for start in range(0, len(wanted), IN_LIST):
+            part = wanted[start : start + IN_LIST]
+            marks = ", ".join("?" * len(part))
+            where = f"name IN ({marks})"
+            found.extend(row[1:] for row in self.segments.rows_where(SYMBOLS, "file_id, name, kind, qualified_name", where, part))
+        return found
+
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
         return {file_id for (file_id,) in self._references_named(names, "file_id", "kind != 'import'")}
@@ -1148,6 +1162,47 @@ def graph_references(
     return rows
 
 
+def _still_many(previous: Previous, removed: list[str], removed_ids: list[int], names: set[str]) -> set[str]:
+    """Of `names`, defined by the files `removed` (previous ids `removed_ids`) and by no file
+    changed or added, those whose resolution elsewhere the removal cannot change: every kind
+    the removed files defined the name as keeps more than `config.AMBIGUOUS_CALL_MAX_DEFINITIONS`
+    top-level definitions (a definition at a file's top level is never one made inside a
+    function's body). A call resolves to a definition by the first of the resolver's tiers that
+    finds one (`graph._Resolver.definition`); within a tier, to the first by file and line: a
+    definition that was not chosen changes no choice when removed. What a removal can change
+    is a name becoming one definition, or few enough to be guessed at (`_Resolver.ambiguous`),
+    and the resolution of the calls that went into the removed file (`_linked_into`)."""
+    if not names:
+        return set()
+    limit = config.current().AMBIGUOUS_CALL_MAX_DEFINITIONS
+    kinds: defaultdict[str, set[str]] = defaultdict(set)
+    for path in removed:
+        for symbol in previous.records[path].symbols:
+            if symbol.name in names:
+                kinds[symbol.name].add(symbol.kind)
+    gone = set(removed_ids)
+    remaining: defaultdict[tuple[str, str], set[tuple[int, str]]] = defaultdict(set)
+    for file_id, name, kind, qualified in previous.definitions_of(names):
+        if file_id not in gone and "." not in qualified:
+            remaining[(name, kind)].add((file_id, qualified))
+    return {name for name, of_kinds in kinds.items() if all(len(remaining[(name, kind)]) > limit for kind in of_kinds)}
+
+
+def _linked_into(earlier: EarlierGraph, removed_ids: list[int], old_first: np.ndarray, old_files: int) -> set[int]:
+    """The previous generation's files with an edge into one of the files `removed_ids` (their
+    nodes or their definitions')."""
+    edges = earlier.edges
+    if not len(edges) or not removed_ids:
+        return set()
+    into = np.zeros(old_files + int(old_first[-1]), dtype=bool)
+    for old in removed_ids:
+        into[old] = True
+        into[old_files + int(old_first[old]) : old_files + int(old_first[old + 1])] = True
+    sources = edges.src[into[edges.dst]]
+    owners = np.where(sources < old_files, sources, np.searchsorted(old_first, sources - old_files, side="right") - 1)
+    return set(np.unique(owners).tolist())
+
+
 def dependency_edges(records: list[FileRecord], previous: Previous | None) -> graph.EdgeColumns:
     """The edges of the graph over `records`, as `graph.resolve_edges` gives them from every file.
 
@@ -1155,9 +1210,11 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     over from the previous generation, renumbered. A file's edges start at its own nodes and
     depend on its references, on the files an import can mean and on the definitions of the
     names it calls (`graph._Resolver`). So a file that is unchanged keeps its edges unless it
-    calls or inherits a name that a changed, added or removed file defined or defines, or
-    imports a module one of its path components could name (`graph.module_tails`) of a file
-    added or removed; the changed files and those are resolved again."""
+    calls or inherits a name that a changed, added or removed file defined or defines (a name
+    only removed, of which many definitions remain, only where its calls went into a removed
+    file: `_still_many`), or imports a module one of its path components could name
+    (`graph.module_tails`) of a file added or removed; the changed files and those are resolved
+    again."""
     earlier = previous.graph if previous is not None else None
     if earlier is None or previous is None or previous.generation is None:
         return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))
@@ -1167,7 +1224,8 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     if np.any(np.diff(kept_ids) <= 0):  # ids are by path: never so, but then nothing is carried
         return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))
     changed = [i for i, r in enumerate(records) if r.earlier_id is None]
-    removed = [earlier.paths[old] for old in np.flatnonzero(old_to_new < 0).tolist()]
+    removed_ids: list[int] = np.flatnonzero(old_to_new < 0).tolist()
+    removed = [earlier.paths[old] for old in removed_ids]
     added = [records[i].path for i in changed if records[i].path not in previous.records]
     old_files, new_files = len(earlier.paths), len(records)
     old_first = np.concatenate(([0], np.cumsum(earlier.symbol_counts)))
@@ -1175,21 +1233,28 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     # The names whose definitions changed: their callers are resolved again. A changed file's
     # other definitions keep their places among the same-named ones (what resolution looks at),
     # so edges into them are carried over, to their new nodes (`moved_symbols`).
-    names = {s.name for path in removed for s in previous.records[path].symbols}
+    removed_names = {s.name for path in removed for s in previous.records[path].symbols}
+    grown: set[str] = set()  # names defined anew or again by a changed or added file
     moved_symbols: dict[int, int] = {}
     changed_file = np.zeros(old_files, dtype=bool)  # earlier files changed, still present
     for i in changed:
         before = previous.records.get(records[i].path)
         if before is None or before.earlier_id is None:
-            names.update(s.name for s in records[i].symbols)
+            grown.update(s.name for s in records[i].symbols)
             continue
         changed_file[before.earlier_id] = True
         old_base = old_files + int(old_first[before.earlier_id])
         new_base = new_files + int(new_first[i])
-        names.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
+        grown.update(_moved_definitions(before.symbols, records[i].symbols, old_base, new_base, moved_symbols))
+    names = removed_names | grown
+    # A name only removed, of which many definitions remain, resolves as before wherever it did
+    # not resolve into a removed file (`_still_many`): only those files are resolved again.
+    settled = _still_many(previous, removed, removed_ids, removed_names - grown)
     # A name bound under another by a module (`from .ledger import post_entry as post`) is
     # called by the other name where it is imported from there (`graph.Reexports.renamed`).
-    reached = previous.callers_of(names | previous.aliases_of(names))
+    reached = previous.callers_of((names - settled) | previous.aliases_of(names))
+    if settled:
+        reached.update(_linked_into(earlier, removed_ids, old_first, old_files))
     # A file importing names from a module takes them from where that module imports them
     # (`graph._reexported`): a file whose imports changed has its importers resolved again.
     kept_before = {i: e for i in changed if (e := _earlier_id(previous, records[i].path)) is not None}
