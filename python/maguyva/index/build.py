@@ -643,16 +643,7 @@ class Previous:
     def definitions_of(self, names: set[str]) -> list[tuple[Any, ...]]:
         """(file id, name, kind, qualified name) of the previous generation's definitions of one
         of `names`."""
-        if self.segments is None:
-            return []
-        wanted = sorted(names)
-        found: list[tuple[Any, ...]] = []
-        for start in range(0, len(wanted), IN_LIST):
-            part = wanted[start : start + IN_LIST]
-            marks = ", ".join("?" * len(part))
-            where = f"name IN ({marks})"
-            found.extend(row[1:] for row in self.segments.rows_where(SYMBOLS, "file_id, name, kind, qualified_name", where, part))
-        return found
+        return self._rows_named(SYMBOLS, names, "file_id, name, kind, qualified_name")
 
     def callers_of(self, names: set[str]) -> set[int]:
         """The previous generation's files that call or inherit one of `names`."""
@@ -660,7 +651,12 @@ class Previous:
 
     def _references_named(self, names: Iterable[str], columns: str, kinds: str) -> list[tuple[Any, ...]]:
         """`columns` of the previous generation's references to one of `names` whose kind meets
-        `kinds` (an SQL condition), by the `refs_name` index, a batch of names at a time."""
+        `kinds` (an SQL condition), by the `refs_name` index."""
+        return self._rows_named(REFS, names, columns, f"{kinds} AND ")
+
+    def _rows_named(self, table: int, names: Iterable[str], columns: str, also: str = "") -> list[tuple[Any, ...]]:
+        """`columns` of the previous generation's rows of `table` named one of `names` (and
+        meeting the SQL condition `also`, ending in AND), a batch of names at a time."""
         if self.segments is None:
             return []
         wanted = sorted(set(names))
@@ -668,7 +664,7 @@ class Previous:
         for start in range(0, len(wanted), IN_LIST):
             part = wanted[start : start + IN_LIST]
             marks = ", ".join("?" * len(part))
-            found.extend(row[1:] for row in self.segments.rows_where(REFS, columns, f"{kinds} AND name IN ({marks})", part))
+            found.extend(row[1:] for row in self.segments.rows_where(table, columns, f"{also}name IN ({marks})", part))
         return found
 
     def text_index(

@@ -184,15 +184,10 @@ impl TreeWatch {
         self.include_hidden = options.include_hidden;
         let stale = std::mem::take(&mut self.stale);
         let keeps = !stale.everything && self.kept.as_ref().is_some_and(|kept| kept.options == options);
-        let found = match keeps {
-            true => self.walk_within(&options, stale)?,
-            false => None,
-        };
-        let found = match found {
-            Some(found) => found,
-            None => self.walk_whole(&options)?,
-        };
-        Ok(found)
+        match if keeps { self.walk_within(&options, stale)? } else { None } {
+            Some(found) => Ok(found),
+            None => self.walk_whole(&options),
+        }
     }
 
     /// The whole tree walked, its folders watched, and what it found kept.
