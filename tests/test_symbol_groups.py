@@ -1,13 +1,16 @@
-"""IdGroups hold what dicts of lists built by appending and extending would hold, in their order."""
+"""IdGroups hold what dicts of lists built by appending and extending would hold, in their order;
+the core orders a symbol table's rows as numpy's lexsort would."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maguyva._core import group_ids, order_rows
 from maguyva.index.symbols import IdGroups
 
 KEYS = st.sampled_from(["a", "A", "b", "B", "ab", "a.b", "A.b", ""])
@@ -44,3 +47,38 @@ def test_groups_are_the_appended_lists_and_their_regroupings(keys: list[str], da
         chosen[key].extend(appended[names[group]])
     picked = groups.regrouped([k for k, _ in pairs], np.asarray([g for _, g in pairs], dtype=np.int64))
     assert as_dict(picked) == dict(chosen) and list(picked) == list(chosen)
+
+
+FLOATS = st.sampled_from([0.0, -0.0, 0.5, 2.0, -1.5, float("inf"), float("-inf"), float("nan")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), rows=st.integers(0, 50), kinds=st.lists(st.sampled_from(["up", "down", "float"]), min_size=1, max_size=5))
+def test_rows_are_ordered_as_numpy_lexsorts_them(data: st.DataObject, rows: int, kinds: list[str]) -> None:
+    # A symbol table's tie-breaking order: numpy's lexsort of the columns listed last first, a
+    # descending one negated (NaN after every number, -0.0 equal to 0.0), ties in row order.
+    columns: list[np.ndarray] = []
+    for kind in kinds:
+        if kind == "float":
+            columns.append(np.asarray(data.draw(st.lists(FLOATS, min_size=rows, max_size=rows)), dtype=np.float64))
+        else:
+            columns.append(np.asarray(data.draw(st.lists(st.integers(-3, 3), min_size=rows, max_size=rows)), dtype=np.int64))
+    descending = [kind != "up" for kind in kinds]
+    expected = np.lexsort(tuple(-c if down else c for c, down in zip(reversed(columns), reversed(descending))))
+    assert order_rows(columns, descending).tolist() == expected.tolist()
+
+
+def test_malformed_groupings_and_orderings_are_refused() -> None:
+    ids = np.arange(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="one more than the keys"):
+        group_ids(["a", "b"], ids, np.arange(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="rise"):
+        group_ids(["a", "b"], ids, np.asarray([0, 2, 1], dtype=np.int64))
+    with pytest.raises(ValueError, match="rise"):
+        group_ids(["a"], ids, np.asarray([0, 4], dtype=np.int64))
+    with pytest.raises(ValueError, match="differ in length"):
+        order_rows([ids, ids[:2]], [False, False])
+    with pytest.raises(ValueError, match="float64 in descending"):
+        order_rows([ids.astype(np.float64)], [False])
+    with pytest.raises(ValueError, match="one direction"):
+        order_rows([ids], [])

@@ -180,6 +180,22 @@ def word_scores(
     the sum of their term values and of their terms' weights. Raises ValueError for a symbol id
     past `count` or a posting whose ids and values differ in length."""
 
+def group_ids(
+    keys: list[str], ids: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
+) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(firsts, ids, bounds): the ids `ids[offsets[j]:offsets[j + 1]]` of each source j grouped
+    by its key `keys[j]`: the keys in the order first met (`firsts`, each one's first source),
+    a key's ids those of its sources in source order (`ids[bounds[g]:bounds[g + 1]]`).
+    ValueError for offsets that do not rise from 0 to at most len(ids), or not one more than
+    the keys."""
+
+def order_rows(columns: list[npt.NDArray[np.int64] | npt.NDArray[np.float64]], descending: list[bool]) -> npt.NDArray[np.int64]:
+    """The rows in order of `columns` (the first deciding, the next breaking its ties...), each
+    int64 column ascending unless `descending` says otherwise, a float64 column only
+    descending (NaN last); rows equal in every column in row order: numpy's `lexsort` of the
+    columns listed last first, a descending one negated. ValueError for columns of different
+    lengths or another type."""
+
 def bm25_scores(
     tf: npt.NDArray[np.float64],
     lengths: npt.NDArray[np.float64],

@@ -162,6 +162,13 @@ class IndexReader:
         except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
 
+    def symbol_array(self, name: str) -> np.ndarray:
+        """The integer column `name` of the `symbols` table for every symbol, by id (int64)."""
+        try:
+            return self.segments.array(SYMBOLS, name)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+
     def symbols_at(self, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
         """(id, *columns) of the symbols `ids`, by id."""
         try:
@@ -296,7 +303,7 @@ class IndexReader:
             table.setdefault("\0" + name.lower(), []).append(symbol_id)
         return table
 
-    def chunks_holding(self, file_ids: Sequence[int], lines: Sequence[int]) -> list[int]:
+    def chunks_holding(self, file_ids: Sequence[int] | np.ndarray, lines: Sequence[int] | np.ndarray) -> list[int]:
         """The chunk holding each (file, line), or -1 for a file with no chunk: the last chunk
         starting at or before the line, found for all at once by binary search (chunks are ordered
         by file, then start line; code chunks never overlap, so it is the one chunk holding a

@@ -39,7 +39,7 @@ from itertools import chain
 import numpy as np
 
 from maguyva import config
-from maguyva._core import word_scores
+from maguyva._core import group_ids, order_rows, word_scores
 from maguyva.index import gc_pause
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
 from maguyva.index.roles import is_test_path, path_demotion
@@ -103,13 +103,8 @@ class IdGroups:
     def of(cls, keys: Sequence[str], ids: np.ndarray, offsets: np.ndarray) -> IdGroups:
         """Key `keys[j]` for the ids `ids[offsets[j]:offsets[j + 1]]` of each source j; a key's
         list is its sources' ids, in source order."""
-        index: dict[str, int] = {}
-        codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
-        order = np.argsort(codes, kind="stable")  # sources by key, in source order within one
-        starts, lengths = offsets[order], offsets[order + 1] - offsets[order]
-        totals = np.bincount(codes[order], weights=lengths, minlength=len(index)).astype(np.int64)
-        bounds = np.concatenate(([0], np.cumsum(totals))).astype(np.int64)
-        return cls(index, _gather(ids, starts, lengths), bounds)
+        firsts, grouped, bounds = group_ids(keys if isinstance(keys, list) else list(keys), ids, offsets)
+        return cls({keys[j]: g for g, j in enumerate(firsts)}, grouped, bounds)
 
     def regrouped(self, keys: Sequence[str], groups: np.ndarray | None = None) -> IdGroups:
         """Groups of these groups: key `keys[j]` for group `groups[j]` (by default group j, in
@@ -152,7 +147,8 @@ class SymbolTable:
     """Every definition of one index, held in memory with lookups by name."""
 
     def __init__(self, reader: IndexReader):
-        self.file_id: list[int] = reader.symbol_column("file_id")
+        file_ids = reader.symbol_array("file_id")
+        self.file_id: list[int] = file_ids.tolist()
         self.count = n = len(self.file_id)
         self._reader = weakref.ref(reader)
         self._paths = [f.path for f in reader.files]
@@ -163,27 +159,31 @@ class SymbolTable:
         self.name: list[str] = reader.symbol_column("name")
         self.kind: list[str] = reader.symbol_column("kind")
         self.qualified_name: list[str] = reader.symbol_column("qualified_name")
-        self.start_line: list[int] = reader.symbol_column("start_line")
+        start_lines = reader.symbol_array("start_line")
+        self.start_line: list[int] = start_lines.tolist()
         files = len(reader.files)
-        self.in_degree: list[int] = reader.node_in_degree[files : files + n].tolist()
-        self.centrality: list[float] = reader.node_centrality[files : files + n].tolist()
-        self.chunk: list[int] = reader.chunks_holding(self.file_id, self.start_line)
+        in_degree = reader.node_in_degree[files : files + n].astype(np.int64)
+        centrality = reader.node_centrality[files : files + n].astype(np.float64)
+        self.in_degree: list[int] = in_degree.tolist()
+        self.centrality: list[float] = centrality.tolist()
+        self.chunk: list[int] = reader.chunks_holding(file_ids, start_lines)
         self.chunk_array = np.asarray(self.chunk, dtype=np.int64)
 
-        file_rank = path_ranks(reader)
-        self.path_rank: list[int] = [file_rank[f] for f in self.file_id]
+        path_rank = np.asarray(path_ranks(reader), dtype=np.int64)[file_ids]
+        self.path_rank: list[int] = path_rank.tolist()
         #: Position of each symbol in the order that breaks ties between equal matches (after the
         #: kind): code before tests and vendored files, more depended-on first, shorter qualified
         #: names first, then by file path and line.
-        order = np.lexsort(
-            (
-                np.asarray(self.start_line, dtype=np.int64),
-                np.asarray(self.file_id, dtype=np.int64),
+        order = order_rows(
+            [
+                path_rank,
+                in_degree,
+                centrality,
                 np.fromiter(map(len, self.qualified_name), dtype=np.int64, count=n),
-                -np.asarray(self.centrality, dtype=np.float64),
-                -np.asarray(self.in_degree, dtype=np.int64),
-                np.asarray(self.path_rank, dtype=np.int64),
-            )
+                file_ids,
+                start_lines,
+            ],
+            [False, True, True, False, False, False],
         )
         tie_break = np.empty(n, dtype=np.int64)
         tie_break[order] = np.arange(n)

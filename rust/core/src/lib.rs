@@ -12,6 +12,8 @@
 //!   the signs kept as bits.
 //! - [`word_scores`]: the question words of a structural search summed over the symbols'
 //!   word postings.
+//! - [`groups`]: a symbol table's lookups: ids grouped by key in the order first met, rows
+//!   ordered by several columns.
 //! - [`names`]: the distinct identifiers a source spells outside the parts left out (its comments).
 //! - [`background`]: a job on the thread pool while the caller goes on (a question's text
 //!   modality counting while the others run).
@@ -74,6 +76,7 @@ pub mod centrality;
 pub mod embed;
 mod error;
 pub mod fusion;
+pub mod groups;
 pub mod hamming;
 pub mod names;
 pub mod trigram;

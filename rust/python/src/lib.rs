@@ -8,6 +8,7 @@ mod centrality;
 mod embed;
 mod error;
 mod fusion;
+mod groups;
 mod hamming;
 mod names;
 mod trigram;
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hamming::register(m)?;
     trigram::register(m)?;
     fusion::register(m)?;
+    groups::register(m)?;
     walk::register(m)?;
     #[cfg(target_os = "linux")]
     watch::register(m)?;
