@@ -207,8 +207,11 @@ def _build_index(
                 index_bytes=sum(f.stat().st_size for f in published.iterdir()),
                 stages={"walk+check": time.perf_counter() - clock},
             )  # fmt: skip
-        # The walk says which languages the files are in: their queries compile meanwhile.
-        compile_in_background({language for path, _, _ in walked if (language := language_for(path)) is not None})
+        # The walk says which languages the files are in: their queries compile meanwhile. An
+        # update parses only what it reads, so it waits to know which files those are.
+        first_build = rebuild or _current_name(index_dir) is None
+        if first_build:
+            _compile_languages(path for path, _, _ in walked)
         if model is None:
             assert isinstance(embedder, str)
             model = make_embedder(embedder)
@@ -216,6 +219,8 @@ def _build_index(
         with contextlib.closing(previous):
             earlier_text = previous.text_index(walked, max_file_size, include_secrets)
             contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
+            if not first_build:
+                _compile_languages(path for (path, _, _), content in zip(walked, contents) if isinstance(content, bytes))
             stages["walk+read"] = time.perf_counter() - clock
 
             generation: Path | None = None
@@ -332,6 +337,11 @@ def unchanged_index(
     finally:
         db.close()
     return generation, counts, recorded
+
+
+def _compile_languages(paths: Iterable[str]) -> None:
+    """The queries of the languages of `paths` compiled in the background (`compile_in_background`)."""
+    compile_in_background({language for path in paths if (language := language_for(path)) is not None})
 
 
 def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:
