@@ -27,6 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import timed_steps  # noqa: E402
 
+#: Questions in words asked after each edit's answer (what an agent asks next: the tables a
+#: question in words derives from the new generation are made then).
+WORDED = ("how are retries scheduled", "where is the configuration parsed", "who calls the json encoder")
+
 #: (module, function or Class.method) timed inside each edit.
 STEPS = [
     ("maguyva.index.build", "load_previous_records"),
@@ -74,7 +78,7 @@ def main() -> int:
             unchanged.append((time.perf_counter() - started) * 1e3)
         print("questions with nothing changed:", ", ".join(f"{ms:.0f} ms" for ms in unchanged))
         spent.clear()
-        edits, after = [], []
+        edits, after, worded = [], [], []
         for i in range(args.edits):
             time.sleep(args.pause)
             name = f"open_edits_probe_{os.getpid()}_{i}"
@@ -89,10 +93,14 @@ def main() -> int:
             started = time.perf_counter()
             corpus.search(f'"{name}"', top_k=10)
             after.append((time.perf_counter() - started) * 1e3)
+            started = time.perf_counter()
+            corpus.search(WORDED[i % len(WORDED)])
+            worded.append((time.perf_counter() - started) * 1e3)
             spent.clear()
             spent.update(steps)  # the steps of the edits alone
     print(f"edit -> correct answer: median {statistics.median(edits):.0f} ms ({', '.join(f'{ms:.0f}' for ms in edits)})")
     print(f"the next question: median {statistics.median(after):.0f} ms ({', '.join(f'{ms:.0f}' for ms in after)})")
+    print(f"then a question in words: median {statistics.median(worded):.0f} ms ({', '.join(f'{ms:.0f}' for ms in worded)})")
     for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
         print(f"  {label:<32} {seconds / args.edits * 1e3:8.1f} ms an edit")
     return 0

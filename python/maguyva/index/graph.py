@@ -1034,16 +1034,43 @@ class Step:
     path: tuple[Edge, ...]
 
 
+class Adjacency:
+    """Each node's edges at one end (their sources or their destinations), in the edges' order:
+    what a dict of lists filled edge by edge would hold, made as `Edge`s only for the nodes a
+    walk reaches (a generation of 706,493 edges would otherwise cost an object each, on the
+    first graph question after every edit)."""
+
+    def __init__(self, edges: EdgeColumns, ends: np.ndarray, node_count: int):
+        self._edges = edges
+        self._order = np.argsort(ends, kind="stable")
+        self._offsets = np.searchsorted(ends[self._order], np.arange(node_count + 1)) if node_count else np.zeros(1, dtype=np.int64)
+        self._made: dict[int, list[Edge]] = {}
+
+    def get(self, node: int, default: Sequence[Edge] = ()) -> Sequence[Edge]:
+        """The edges at `node`, or `default` when it has none."""
+        made = self._made.get(node)
+        if made is not None:
+            return made
+        if not 0 <= node < len(self._offsets) - 1:
+            return default
+        start, end = int(self._offsets[node]), int(self._offsets[node + 1])
+        if start == end:
+            return default
+        made = self._made[node] = [Edge(*row) for row in self._edges[self._order[start:end]].rows()]
+        return made
+
+    def __getitem__(self, node: int) -> Sequence[Edge]:
+        return self.get(node, [])
+
+
 class DependencyGraph:
     """Adjacency of the dependency edges, for the walks the graph modality needs."""
 
-    def __init__(self, node_count: int, edges: Sequence[Edge]):
+    def __init__(self, node_count: int, edges: Sequence[Edge] | EdgeColumns):
+        columns = edges if isinstance(edges, EdgeColumns) else EdgeColumns.of(edges)
         self.node_count = node_count
-        self.outgoing: dict[int, list[Edge]] = defaultdict(list)
-        self.incoming: dict[int, list[Edge]] = defaultdict(list)
-        for edge in edges:
-            self.outgoing[edge.src].append(edge)
-            self.incoming[edge.dst].append(edge)
+        self.outgoing = Adjacency(columns, columns.src, node_count)
+        self.incoming = Adjacency(columns, columns.dst, node_count)
 
     def callers(self, node: int) -> list[Step]:
         """Nodes with a call edge to `node`."""

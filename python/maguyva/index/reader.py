@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from maguyva import config
+from maguyva._core import group_ids
 from maguyva.errors import CorruptIndexError, IndexStoreError
 from maguyva.index import gc_pause, graph, roles, store
 from maguyva.index.segments import CHUNKS, REFS, SYMBOLS, Segments
@@ -296,11 +297,24 @@ class IndexReader:
 
     @cached_property
     def symbols_by_name(self) -> dict[str, list[int]]:
-        """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix)."""
-        table: dict[str, list[int]] = {}
-        for symbol_id, name in enumerate(self.symbol_column("name")):
-            table.setdefault(name, []).append(symbol_id)
-            table.setdefault("\0" + name.lower(), []).append(symbol_id)
+        """Symbol ids by exact name and by lowercased name (the latter under a "\0" prefix), each
+        list ascending, the lowercased names in the order first met."""
+        names = self.symbol_column("name")
+        every = np.arange(len(names) + 1, dtype=np.int64)
+        firsts, ids, bounds = group_ids(names, every[:-1], every)
+        distinct = [names[j] for j in firsts]
+        spans = bounds.tolist()
+        listed = ids.tolist()
+        table: dict[str, list[int]] = {name: listed[spans[g] : spans[g + 1]] for g, name in enumerate(distinct)}
+        # The names of one lowercase spelling, in the order first met (which is by their first id).
+        lowered = [name.lower() for name in distinct]
+        groups = np.arange(len(distinct) + 1, dtype=np.int64)
+        lower_firsts, members, lower_bounds = group_ids(lowered, groups[:-1], groups)
+        member_list, lower_spans = members.tolist(), lower_bounds.tolist()
+        for g, first in enumerate(lower_firsts):
+            spellings = member_list[lower_spans[g] : lower_spans[g + 1]]
+            found = list(table[distinct[spellings[0]]]) if len(spellings) == 1 else sorted(i for n in spellings for i in table[distinct[n]])
+            table["\0" + lowered[first]] = found
         return table
 
     def chunks_holding(self, file_ids: Sequence[int] | np.ndarray, lines: Sequence[int] | np.ndarray) -> list[int]:
@@ -330,9 +344,9 @@ class IndexReader:
     def node_chunks(self) -> np.ndarray:
         """The chunk that shows each graph node (-1 for none): a symbol's definition, or a
         file's first chunk. Files come first among the nodes, then symbols by id."""
-        locations = self.symbol_locations
-        file_ids = list(range(len(self.files))) + [file_id for file_id, _ in locations]
-        lines = [1] * len(self.files) + [line for _, line in locations]
+        files = len(self.files)
+        file_ids = np.concatenate((np.arange(files, dtype=np.int64), self.symbol_array("file_id")))
+        lines = np.concatenate((np.ones(files, dtype=np.int64), self.symbol_array("start_line")))
         return np.asarray(self.chunks_holding(file_ids, lines), dtype=np.int64)
 
     def node_chunk(self, node: int) -> int | None:
@@ -342,8 +356,7 @@ class IndexReader:
 
     @cached_property
     def graph(self) -> graph.DependencyGraph:
-        edges = [graph.Edge(*row) for row in self.edges.rows()]
-        return graph.DependencyGraph(len(self.files) + len(self.symbol_locations), edges)
+        return graph.DependencyGraph(len(self.node_centrality), self.edges)
 
     def overridden(self, node: int) -> list[int]:
         """The graph nodes of the methods that the method at `node` overrides: of its name, in

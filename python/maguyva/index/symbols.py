@@ -34,7 +34,8 @@ import re
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from itertools import chain
+from itertools import chain, compress, count, repeat
+from operator import is_
 
 import numpy as np
 
@@ -391,7 +392,7 @@ class WordIndex:
             parts_keys.append(keys)
             parts_values.append(weight * tf * (k1 + 1) / (tf + norm))
 
-        keys, inverse = np.unique(np.concatenate(parts_keys), return_inverse=True)
+        keys, inverse = _keyed(np.concatenate(parts_keys))
         values = np.bincount(inverse, weights=np.concatenate(parts_values), minlength=len(keys))
         word_of = keys // n
         size = len(vocabulary.words)
@@ -511,7 +512,7 @@ class _Vocabulary:
         if known is None or len(known) > config.current().TEXT_WORDS_CACHE_ENTRIES:
             known = _TEXT_WORDS[drop] = {}
         word_lists = list(map(known.get, texts))
-        missing = [i for i, words in enumerate(word_lists) if words is None]
+        missing = list(compress(count(), map(is_, word_lists, repeat(None))))
         if missing:
             for i, words in zip(missing, _words_of_texts([texts[i] for i in missing], drop, self._TOKEN)):
                 word_lists[i] = known[texts[i]] = words
@@ -566,6 +567,20 @@ def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nda
         return np.zeros(0, dtype=np.int64)
     offsets = np.cumsum(lengths) - lengths
     return flat[np.repeat(starts - offsets, lengths) + np.arange(total)]
+
+
+def _keyed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_inverse=True)` of int64 `keys`, by a stable sort: the parts a
+    word index concatenates come in runs already in order, which a merge sort takes as they are
+    (3.3 million keys at 59,280 files: 127 -> 78 ms)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.empty(len(ordered), dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(len(keys), dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
 
 
 def _distinct(keys: np.ndarray) -> np.ndarray:
