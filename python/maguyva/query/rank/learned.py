@@ -33,7 +33,7 @@ from maguyva import config
 from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.graph import EDGE_KINDS
-from maguyva.index.reader import IndexReader, per_reader
+from maguyva.index.reader import IndexReader, per_layout, per_reader
 from maguyva.lexicon import BODY_KINDS, CONTRACT_KINDS, coverage_words, split_identifier
 from maguyva.query.classify import Classification
 from maguyva.query.intents import MODALITIES
@@ -155,37 +155,50 @@ def file_facts(reader: IndexReader) -> FileFacts:
     return FileFacts(reader)
 
 
+@per_layout
+def _path_facts(reader: IndexReader) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Of each file's path and language alone (so kept while an edit leaves them as they are):
+    whether it has no language, its depth in folders (up to 8, over 8), whether it is an index
+    file, whether it is a type stub. Read-only: generations share them."""
+    files = reader.files
+    names = [f.path.rpartition("/")[2] for f in files]
+    facts = (
+        np.fromiter((f.language is None for f in files), dtype=np.float64, count=len(files)),
+        np.fromiter((min(f.path.count("/"), 8) / 8 for f in files), dtype=np.float64, count=len(files)),
+        np.fromiter((n in _INDEX_FILES for n in names), dtype=np.float64, count=len(files)),
+        np.fromiter((n.endswith(_STUB_SUFFIXES) for n in names), dtype=np.float64, count=len(files)),
+    )
+    for values in facts:
+        values.flags.writeable = False
+    return facts
+
+
 class FileFacts:
     """What the features need to know about each file of one index, worked out once."""
 
     def __init__(self, reader: IndexReader):
         files = reader.files
         self.test = ((reader.file_roles & roles.TEST) > 0).astype(np.float64)
-        self.no_language = np.fromiter((f.language is None for f in files), dtype=np.float64, count=len(files))
-        self.depth = np.fromiter((min(f.path.count("/"), 8) / 8 for f in files), dtype=np.float64, count=len(files))
-        importers: dict[int, set[int]] = {}
-        imports = reader.edges[reader.edges.kind == EDGE_KINDS.index("import")]
-        for src, dst in zip(imports.src.tolist(), imports.dst.tolist()):
-            if dst < len(files) and src < len(files) and src != dst:
-                importers.setdefault(dst, set()).add(src)
-        counts = np.zeros(len(files))
-        for dst, srcs in importers.items():
-            counts[dst] = len(srcs)
+        self.no_language, self.depth, self.index_file, self.type_stub = _path_facts(reader)
+        # How many other files import each file (each importer once).
+        edges = reader.edges
+        between = (edges.kind == EDGE_KINDS.index("import")) & (edges.src < len(files)) & (edges.dst < len(files))
+        between &= edges.src != edges.dst
+        pairs = np.unique(edges.dst[between] * max(len(files), 1) + edges.src[between])
+        counts = np.bincount(pairs // max(len(files), 1), minlength=len(files)).astype(np.float64)
         most = counts.max() if len(counts) else 0.0
         # How many files import this one, on a log scale relative to the most imported.
         self.imported_by = np.log1p(counts) / math.log1p(most) if most else counts
-        names = [f.path.rpartition("/")[2] for f in files]
-        self.index_file = np.fromiter((n in _INDEX_FILES for n in names), dtype=np.float64, count=len(files))
-        self.type_stub = np.fromiter((n.endswith(_STUB_SUFFIXES) for n in names), dtype=np.float64, count=len(files))
         defining = np.zeros(len(files))
         contracts = np.zeros(len(files))
         bodies = np.zeros(len(files))
-        for file_id, kind in set(reader.symbol_rows("file_id, kind")):
-            defining[file_id] = 1.0
-            if kind in CONTRACT_KINDS:
-                contracts[file_id] = 1.0
-            elif kind in BODY_KINDS:
-                bodies[file_id] = 1.0
+        owners = reader.symbol_array("file_id")
+        kinds = reader.symbol_column("kind")
+        contract = np.fromiter((kind in CONTRACT_KINDS for kind in kinds), dtype=bool, count=len(kinds))
+        body = np.fromiter((kind in BODY_KINDS for kind in kinds), dtype=bool, count=len(kinds)) & ~contract
+        defining[owners] = 1.0
+        contracts[owners[contract]] = 1.0
+        bodies[owners[body]] = 1.0
         # A file that declares an interface or trait and implements nothing outside it: it says
         # what a part of the code does, and its implementations say how.
         self.interface_only = contracts * (1.0 - bodies)
