@@ -182,6 +182,9 @@ class Tuning:
     #: Distinct texts (names, signatures, docstrings) whose words the process keeps, for the same
     #: reason (`symbols._Vocabulary.pairs`).
     TEXT_WORDS_CACHE_ENTRIES: int = 500_000
+    #: Distinct words the process numbers (`symbols._Registry`), a bound on its memory: past it,
+    #: tables made after number their words anew.
+    WORD_REGISTRY_MAX_WORDS: int = 4_000_000
     #: Paths whose marks (vendored, test) the process keeps (`roles._path_marks`): a generation
     #: whose paths changed derives the files' roles and ranks again from every path.
     PATH_MARKS_CACHE_ENTRIES: int = 1_000_000

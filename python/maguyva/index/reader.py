@@ -170,6 +170,15 @@ class IndexReader:
         except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
 
+    def symbol_runs(
+        self, name: str, key: object, make: Callable[[list[Any]], tuple[np.ndarray, np.ndarray]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`Segments.runs_of_column` of the `symbols` table's column `name`."""
+        try:
+            return self.segments.runs_of_column(SYMBOLS, name, key, make)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
+
     def symbols_at(self, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
         """(id, *columns) of the symbols `ids`, by id."""
         try:

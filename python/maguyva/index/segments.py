@@ -177,6 +177,15 @@ class SegmentOrder:
         return list(taken) if len(gather) > 1 else [taken]
 
 
+def gather_runs(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """flat[starts[0]:starts[0]+lengths[0]], then the next run... concatenated."""
+    total = int(lengths.sum())
+    if total == 0:
+        return flat[:0]
+    offsets = np.cumsum(lengths) - lengths
+    return flat[np.repeat(starts - offsets, lengths) + np.arange(total)]
+
+
 _COLUMN_NAME = re.compile(r"[a-z_]+")
 
 
@@ -298,6 +307,22 @@ class Segments:
         ids), made once while the base is kept (`BaseColumns.derived`): `make` must depend on
         nothing else that an edit can change."""
         return self._kept.derived(key, lambda: make(self._base_columns(table, names)))
+
+    def runs_of_column(
+        self, table: int, name: str, key: object, make: Callable[[list[Any]], tuple[np.ndarray, np.ndarray]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(values, counts): a run of values for each row of `table`, in the generation's id order,
+        `make(column)` giving them for a column's values (the runs' values flat, and each row's
+        count). `make` must depend on the values alone (under `key`): the base's rows are made
+        once while the base is kept, the delta's each time."""
+        base_values, base_counts = self.base_derived(("runs", key), lambda columns: make(columns[0]), table, [name])
+        if self.order.identity:
+            return base_values, base_counts
+        delta_values, delta_counts = make(self._delta_column(table, name))
+        counts = np.concatenate((base_counts, delta_counts))
+        starts = np.cumsum(counts) - counts
+        taken = self.order.gather(table)
+        return gather_runs(np.concatenate((base_values, delta_values)), starts[taken], counts[taken]), counts[taken]
 
     def delta_rows_where(self, table: int, columns: str, where: str) -> list[tuple[Any, ...]]:
         """`columns` of the delta's rows of `table` meeting `where` (file ids the generation's)."""

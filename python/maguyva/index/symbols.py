@@ -33,9 +33,11 @@ import bisect
 import re
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, compress, count, repeat
 from operator import is_
+
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +45,7 @@ from maguyva import config
 from maguyva._core import group_ids, order_rows, word_scores
 from maguyva.index import gc_pause
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
+from maguyva.index.segments import SYMBOLS, gather_runs
 from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.lexicon import (
     KIND_FAMILIES,
@@ -115,7 +118,7 @@ class IdGroups:
         starts = self._offset_array[groups]
         lengths = self._offset_array[groups + 1] - starts
         offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        return IdGroups.of(keys, _gather(self._id_array, starts, lengths), offsets)
+        return IdGroups.of(keys, gather_runs(self._id_array, starts, lengths), offsets)
 
     def get(self, key: str, default: Sequence[int] = ()) -> Sequence[int]:
         k = self._index.get(key)
@@ -350,13 +353,9 @@ class WordIndex:
     def __init__(self, reader: IndexReader, table: SymbolTable):
         n = max(table.count, 1)
         vocabulary = table.vocabulary
-        signatures = [text or "" for text in reader.symbol_column("signature")]
-        docstrings = [text or "" for text in reader.symbol_column("docstring")]
-
         # Presence in a name, a qualifier or a path counts once; names are already pairs.
         name_keys = table.name_pairs
-        enclosing = [q.rpartition(".")[0] for q in table.qualified_name]
-        word_ids, symbol = vocabulary.pairs(enclosing, STOPWORDS)
+        word_ids, symbol = vocabulary.column_pairs(reader, "qualified_name", STOPWORDS, _enclosing)
         qualifier_keys = _distinct(word_ids * n + symbol)
         # Of a path, only the file's name: folder names ("src", "tests", "packages") are shared by
         # so many symbols that they would cost more than they tell.
@@ -374,11 +373,11 @@ class WordIndex:
             np.full(len(path_keys), config.current().WORD_WEIGHT_PATH),
         ]
         # Signatures and docstrings: BM25 term frequency with length normalisation.
-        for texts, drop, weight, exclude in (
-            (signatures, SIGNATURE_KEYWORDS | STOPWORDS, config.current().WORD_WEIGHT_SIGNATURE, name_keys),  # its own name is no news
-            (docstrings, STOPWORDS, config.current().WORD_WEIGHT_DOCSTRING, None),
+        for column, drop, weight, exclude in (
+            ("signature", _SIGNATURE_DROP, config.current().WORD_WEIGHT_SIGNATURE, name_keys),  # its own name is no news
+            ("docstring", STOPWORDS, config.current().WORD_WEIGHT_DOCSTRING, None),
         ):
-            word_ids, symbol = vocabulary.pairs(texts, drop)
+            word_ids, symbol = vocabulary.column_pairs(reader, column, drop, _or_empty)
             if not len(word_ids):
                 continue
             keys, tf = np.unique(word_ids * n + symbol, return_counts=True)
@@ -492,39 +491,125 @@ _TOKEN_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
 _TEXT_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
 
 
+#: The tokens and words a signature's words leave out.
+_SIGNATURE_DROP = SIGNATURE_KEYWORDS | STOPWORDS
+
+
+def _or_empty(text: str | None) -> str:
+    return text or ""
+
+
+def _enclosing(qualified_name: str) -> str:
+    """What a qualified name's last part is defined in (`Session` of `Session.request`)."""
+    return qualified_name.rpartition(".")[0]
+
+
+class _Registry:
+    """Every word met by the process, numbered in the order met: the words of a base segment's
+    texts are kept as these numbers while the base is (`Segments.runs_of_column`), so a new
+    generation's tables look up only the words of the files edited. Replaced by a new one past
+    config.WORD_REGISTRY_MAX_WORDS words (`epoch` tells them apart)."""
+
+    def __init__(self, epoch: int):
+        self.epoch = epoch
+        self.ids: dict[str, int] = {}
+        self.words: list[str] = []
+        self.lock = threading.Lock()
+
+    def numbers(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(the numbers of every word of every text, in order, int64; each text's count of words),
+        without the tokens and words in `drop`."""
+        word_lists = _text_words(texts, drop)
+        flat_words = list(chain.from_iterable(word_lists))
+        ids = self.ids
+        with self.lock:
+            for word in dict.fromkeys(flat_words):
+                if word not in ids:
+                    ids[word] = len(self.words)
+                    self.words.append(word)
+        counts = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
+        return np.fromiter(map(ids.__getitem__, flat_words), dtype=np.int64, count=len(flat_words)), counts
+
+
+_registry = _Registry(0)
+_registry_lock = threading.Lock()
+
+
+def _current_registry() -> _Registry:
+    """The process's word registry, a new one when it has grown past its bound."""
+    global _registry
+    with _registry_lock:
+        if len(_registry.words) > config.current().WORD_REGISTRY_MAX_WORDS:
+            _registry = _Registry(_registry.epoch + 1)
+        return _registry
+
+
+def _text_words(texts: list[str], drop: frozenset[str]) -> list[tuple[str, ...]]:
+    """The words of each text (`_words_of_texts`), kept per text for the process."""
+    known = _TEXT_WORDS.get(drop)
+    if known is None or len(known) > config.current().TEXT_WORDS_CACHE_ENTRIES:
+        known = _TEXT_WORDS[drop] = {}
+    word_lists = list(map(known.get, texts))
+    missing = list(compress(count(), map(is_, word_lists, repeat(None))))
+    if missing:
+        for i, words in zip(missing, _words_of_texts([texts[i] for i in missing], drop, _Vocabulary.TOKEN)):
+            word_lists[i] = known[texts[i]] = words
+    return word_lists  # type: ignore[return-value]
+
+
 class _Vocabulary:
     """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
     arrays. The words of each distinct token, and of each text, are worked out once per
-    process."""
+    process; ids are given in the order the words are first met."""
 
-    _TOKEN = re.compile(r"[\w$]+|\x00")
+    TOKEN = re.compile(r"[\w$]+|\x00")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.words: list[str] = []
+        self.registry = _current_registry()
+        #: The id of each registry number (-1 for a word not met here yet).
+        self._of_number = np.full(0, -1, dtype=np.int64)
 
     def pairs(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """(word ids, text positions) of every word of every text, in order, without the tokens
-        and words in `drop`. Ids are given in the order the words are first met."""
+        and words in `drop`."""
         if not texts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        known = _TEXT_WORDS.get(drop)
-        if known is None or len(known) > config.current().TEXT_WORDS_CACHE_ENTRIES:
-            known = _TEXT_WORDS[drop] = {}
-        word_lists = list(map(known.get, texts))
-        missing = list(compress(count(), map(is_, word_lists, repeat(None))))
-        if missing:
-            for i, words in zip(missing, _words_of_texts([texts[i] for i in missing], drop, self._TOKEN)):
-                word_lists[i] = known[texts[i]] = words
-        flat_words = list(chain.from_iterable(word_lists))  # type: ignore[arg-type]
-        ids, vocabulary = self.ids, self.words
-        for word in dict.fromkeys(flat_words):
-            if word not in ids:
-                ids[word] = len(vocabulary)
-                vocabulary.append(word)
-        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))  # type: ignore[arg-type]
-        flat = np.fromiter(map(ids.__getitem__, flat_words), dtype=np.int64, count=len(flat_words))
-        return flat, np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        return self.numbered(*self.registry.numbers(texts, drop))
+
+    def column_pairs(self, reader: IndexReader, name: str, drop: frozenset[str], text: Callable[[Any], str]) -> tuple[np.ndarray, np.ndarray]:
+        """`pairs` of `text(value)` of each symbol's column `name`, in symbol id order; the words
+        of the base segment's rows looked up once while the base is kept."""
+
+        def make(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+            if not values:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return self.registry.numbers(list(map(text, values)), drop)
+
+        key = ("words", name, drop, text, self.registry.epoch)
+        return self.numbered(*reader.symbol_runs(name, key, make))
+
+    def numbered(self, numbers: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(word ids, text positions) of the registry's `numbers` of the words of texts holding
+        `counts` words each; words not met before take ids in the order first met."""
+        registry = self.registry
+        if len(self._of_number) < len(registry.words):
+            grown = np.full(len(registry.words), -1, dtype=np.int64)
+            grown[: len(self._of_number)] = self._of_number
+            self._of_number = grown
+        found = self._of_number[numbers] if len(numbers) else np.zeros(0, dtype=np.int64)
+        unknown = found < 0
+        if unknown.any():
+            distinct, first = np.unique(numbers[unknown], return_index=True)
+            fresh = distinct[np.argsort(first, kind="stable")]
+            self._of_number[fresh] = np.arange(len(self.words), len(self.words) + len(fresh))
+            for number in fresh.tolist():
+                word = registry.words[number]
+                self.ids[word] = len(self.words)
+                self.words.append(word)
+            found = self._of_number[numbers]
+        return found, np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
 def _words_of_texts(texts: list[str], drop: frozenset[str], token: re.Pattern[str]) -> list[tuple[str, ...]]:
@@ -558,15 +643,6 @@ def _token_words(token: str, drop: frozenset[str]) -> tuple[str, ...]:
     return tuple(
         word for part in split_identifier(token) if part not in drop and (word := stem(part)) not in drop
     )
-
-
-def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """flat[starts[0]:starts[0]+lengths[0]], then the next range... concatenated."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    return flat[np.repeat(starts - offsets, lengths) + np.arange(total)]
 
 
 def _keyed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -604,7 +680,7 @@ def _expand(word_ids: np.ndarray, owner: np.ndarray, members: tuple[np.ndarray, 
     owner (a name shared by several symbols, a file holding many)."""
     offsets, order = members
     counts = offsets[owner + 1] - offsets[owner]
-    symbols = _gather(order, offsets[owner], counts)
+    symbols = gather_runs(order, offsets[owner], counts)
     return _distinct(np.repeat(word_ids, counts) * n + symbols)
 
 
