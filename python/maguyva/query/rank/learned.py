@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from importlib import resources
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 
 import numpy as np
@@ -194,8 +195,8 @@ class FileFacts:
         bodies = np.zeros(len(files))
         owners = reader.symbol_array("file_id")
         kinds = reader.symbol_column("kind")
-        contract = np.fromiter((kind in CONTRACT_KINDS for kind in kinds), dtype=bool, count=len(kinds))
-        body = np.fromiter((kind in BODY_KINDS for kind in kinds), dtype=bool, count=len(kinds)) & ~contract
+        contract = np.fromiter(map(CONTRACT_KINDS.__contains__, kinds), dtype=bool, count=len(kinds))
+        body = np.fromiter(map(BODY_KINDS.__contains__, kinds), dtype=bool, count=len(kinds)) & ~contract
         defining[owners] = 1.0
         contracts[owners[contract]] = 1.0
         bodies[owners[body]] = 1.0
@@ -416,7 +417,7 @@ class DefinedNames:
         self._of_chunk: dict[int, tuple[int, ...]] = {}
         self._lock = threading.Lock()
         #: Whether each chunk defines a name.
-        self.named = np.fromiter((s is not None for s in symbols), dtype=np.float64, count=len(symbols))
+        self.named = np.fromiter(map(is_not, symbols, repeat(None)), dtype=np.float64, count=len(symbols))
         self.vocabulary: list[str] = []
 
     def _words_of(self, chunks: list[int]) -> list[tuple[int, ...]]:
