@@ -381,8 +381,10 @@ class WordIndex:
             if not len(word_ids):
                 continue
             keys, tf = np.unique(word_ids * n + symbol, return_counts=True)
-            if exclude is not None:
-                keep = ~np.isin(keys, exclude, assume_unique=True)
+            if exclude is not None and len(exclude):
+                # Both ascending: each key looked for by binary search (`np.isin` sorts both again).
+                at = np.minimum(np.searchsorted(exclude, keys), len(exclude) - 1)
+                keep = exclude[at] != keys
                 keys, tf = keys[keep], tf[keep]
             lengths = np.bincount(symbol, minlength=n).astype(np.float64)
             average = max(1.0, float(lengths.sum()) / n)
