@@ -179,6 +179,15 @@ class IndexReader:
         except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
 
+    def chunks_defining(self, names: Sequence[str]) -> list[int]:
+        """The chunks holding the definitions named any of `names` (`symbols_by_name`), for a
+        question that needs no symbol table (a quoted name)."""
+        by_name = self.symbols_by_name
+        ids = [i for name in names for i in by_name.get(name, ())]
+        rows = self.symbols_at(ids, "file_id, start_line")
+        chunks = self.chunks_holding([row[1] for row in rows], [row[2] for row in rows])
+        return [chunk for chunk in chunks if chunk >= 0]
+
     def symbols_at(self, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
         """(id, *columns) of the symbols `ids`, by id."""
         try:

@@ -20,7 +20,6 @@ from maguyva import config
 from maguyva._core import bm25_scores, chunk_term_table
 from maguyva.errors import QueryError
 from maguyva.index.reader import IndexReader, PerMask, per_reader
-from maguyva.index.symbols import defined_as, symbol_table
 from maguyva.lexicon import LITERAL_STOPWORDS, literal_parts
 from maguyva.query.retrievers.base import Candidate, Query
 
@@ -295,8 +294,8 @@ def _definitions_first(reader: IndexReader, query: Query, ids: np.ndarray, score
     literal = query.literal
     if literal is None or not literal.isidentifier() or not len(ids):
         return
-    table = symbol_table(reader)
-    defining = [chunk for symbol in defined_as(table, literal) if (chunk := table.chunk[symbol]) >= 0]
+    # The names `defined_as` looks up, read from the rows: the symbol table is not made for it.
+    defining = reader.chunks_defining([literal, "$" + literal])
     if defining:
         scores[np.isin(ids, defining)] += scores.max()
 
