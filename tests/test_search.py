@@ -4,9 +4,11 @@ and the command line."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import math
 import textwrap
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -422,3 +424,46 @@ def test_the_best_scores_come_in_the_order_a_full_sort_gives(scores, limit):
     values = np.asarray(scores, dtype=np.float64)
     expected = np.lexsort((ids, -values))[:limit]
     np.testing.assert_array_equal(best_first(ids, values, limit), expected)
+
+
+def test_a_quoted_name_is_found_where_it_is_defined_first(tmp_path: Path) -> None:
+    # Used many times over in three files, defined in one (and as `$glaze_cone` in a script):
+    # the definitions go first, found by name without the symbol table being made.
+    users = "from kiln.cones import glaze_cone\n\n" + "".join(
+        f"def fire_{i}(pot):\n    return glaze_cone(pot) + glaze_cone(pot.lid) + glaze_cone(pot.foot)\n\n" for i in range(6)
+    )
+    tree = {
+        "kiln/a_batch.py": users,
+        "kiln/b_batch.py": users,
+        "kiln/c_batch.py": users,
+        "kiln/cones.py": "def glaze_cone(pot):\n    return pot.temperature // 20\n",
+        "web/cone.js": "function $glaze_cone(pot) {\n  return pot.temperature / 20;\n}\n",
+    }
+    for path, text in tree.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    with Index.build(tmp_path, index_dir=tmp_path / ".index") as built:
+        response = built.search('"glaze_cone"')
+        assert response.intent == "exact_match"
+        assert {h.path for h in response.results[:2]} == {"kiln/cones.py", "web/cone.js"}
+        rest = {h.path for h in response.results[2:]}
+        assert rest and rest <= {"kiln/a_batch.py", "kiln/b_batch.py", "kiln/c_batch.py"}
+
+
+def test_a_closed_index_is_freed_at_once(repo: Path, tmp_path: Path) -> None:
+    # Nothing of a searcher refers back to it, so its reader and every table derived from it go
+    # when the index is dropped, not at some later pass of the cyclic collector (which a served
+    # index, edited often, would meet holding several generations' tables).
+    built = Index.build(repo, index_dir=tmp_path / "index")
+    for question in ("how does password checking work", "who calls hash_password", '"ECONNREFUSED"'):
+        built.search(question)
+    reader = weakref.ref(built.reader)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        built.close()
+        del built
+        assert reader() is None
+    finally:
+        if collecting:
+            gc.enable()

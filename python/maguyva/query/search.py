@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -50,6 +51,14 @@ def check_query_length(query: str) -> None:
 _KEPT_FILTER_MASKS = 32
 
 
+def _alive(method: weakref.WeakMethod[Callable[[], Embedder]]) -> Callable[[], Embedder]:
+    """The method a weak reference holds, while its searcher lives."""
+    found = method()
+    if found is None:
+        raise RuntimeError("the searcher of this retriever was closed")
+    return found
+
+
 class Searcher:
     """Answers questions over one opened index. Safe to call from several threads."""
 
@@ -74,12 +83,22 @@ class Searcher:
         #: Called with (query, classification, candidates, features, hand-set scores) for every
         #: question whose candidates are ranked: how the benchmarks collect training data.
         self.record: Recorder | None = None
-        self._embedder_factory = embedder or self._index_embedder
+        # Neither holds the searcher itself (a bound method of it would): a searcher, and the
+        # reader with every table derived from it, is then freed as soon as it is dropped, not
+        # left to the cyclic collector (which a served index would meet with several
+        # generations' tables at once).
+        self._embedder_factory = embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
+        own_embedder = weakref.WeakMethod(self.embedder)
         self.retrievers: dict[str, Retriever] = {
             r.name: r
-            for r in (SemanticRetriever(self.embedder), TextRetriever(), StructuralRetriever(), GraphRetriever())
+            for r in (
+                SemanticRetriever(lambda: _alive(own_embedder)()),
+                TextRetriever(),
+                StructuralRetriever(),
+                GraphRetriever(),
+            )
         }
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maguyva-retrieve")
 
@@ -100,7 +119,7 @@ class Searcher:
     def embedder(self) -> Embedder:
         with self._embedder_lock:
             if self._embedder is None:
-                self._embedder = self._embedder_factory()
+                self._embedder = self._index_embedder() if self._embedder_factory is None else self._embedder_factory()
             return self._embedder
 
     def search(
