@@ -68,6 +68,7 @@ class IndexReader:
         self._code_word_entries = 0
         #: The chunks defining the names of recent quoted questions (`chunks_defining`).
         self._defining: dict[tuple[str, ...], list[int]] = {}
+        self._defining_lock = threading.Lock()
 
     def _load(self) -> None:
         self.generation = generation = self._pinned.path
@@ -197,9 +198,10 @@ class IndexReader:
         rows = self.symbols_at(ids, "file_id, start_line")
         chunks = self.chunks_holding([row[1] for row in rows], [row[2] for row in rows])
         found = [chunk for chunk in chunks if chunk >= 0]
-        if len(self._defining) >= _KEPT_DEFINING:
-            self._defining.pop(next(iter(self._defining)))  # the oldest
-        self._defining[key] = found
+        with self._defining_lock:
+            if len(self._defining) >= _KEPT_DEFINING:
+                self._defining.pop(next(iter(self._defining)))  # the oldest
+            self._defining[key] = found
         return found
 
     def symbols_at(self, ids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:

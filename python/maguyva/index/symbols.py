@@ -36,7 +36,6 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, compress, count, repeat
 from operator import is_
-
 from typing import Any
 
 import numpy as np
@@ -45,8 +44,8 @@ from maguyva import config
 from maguyva._core import group_ids, order_rows, word_scores
 from maguyva.index import gc_pause
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
-from maguyva.index.segments import SYMBOLS, gather_runs
 from maguyva.index.roles import is_test_path, path_demotion
+from maguyva.index.segments import gather_runs
 from maguyva.lexicon import (
     KIND_FAMILIES,
     MINOR_KINDS,
