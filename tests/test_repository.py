@@ -77,6 +77,31 @@ def test_an_edit_is_answered_at_once_and_old_chunks_never_appear(shop, tmp_path)
     assert literal_hits(repo, "ECONNREFUSED") == []
 
 
+def test_an_edit_keeps_the_records_of_the_files_it_left_as_they_were(shop, tmp_path):
+    # The new generation's files and freshness stats are the earlier one's own objects where a
+    # file is unchanged (so a served index's edits make no new work for the cyclic collector),
+    # and new ones, as stored, where it changed.
+    repo = repository(shop, tmp_path)
+    repo.refresh()
+    with repo.open() as index:
+        files_before = {f.path: f for f in index.reader.files}
+        stats_before = dict(index._freshness.indexed)
+    write_file(shop, "app/config.py", SHOP["app/config.py"] + "\n\ndef reload_settings(path):\n    return parse_config(path)\n")
+    assert repo.refresh().build is not None
+    repo.refresh()  # a check of the new generation: its stats made
+    with repo.open() as index:
+        files_after = {f.path: f for f in index.reader.files}
+        stats_after = index._freshness.indexed
+        assert index.search('"reload_settings"').results[0].path == "app/config.py"
+    assert files_after.keys() == files_before.keys()
+    for path, info in files_after.items():
+        if path == "app/config.py":
+            assert info is not files_before[path] and info.size == (shop / path).stat().st_size
+            assert stats_after[path] is not stats_before[path] and stats_after[path].size == info.size
+        else:
+            assert info is files_before[path] and stats_after[path] is stats_before[path]
+
+
 def test_a_question_running_on_the_old_generation_finishes_on_it(shop, tmp_path):
     repo = repository(shop, tmp_path)
     repo.refresh()

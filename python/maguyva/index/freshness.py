@@ -238,9 +238,18 @@ class FreshnessCheck:
     fresh_at: int | None = None
 
     @classmethod
-    def of(cls, reader: IndexReader) -> FreshnessCheck:
-        """The check of an opened index, from the stats its build recorded."""
-        indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
+    def of(cls, reader: IndexReader, earlier: dict[str, IndexedStat] | None = None) -> FreshnessCheck:
+        """The check of an opened index, from the stats its build recorded; `earlier`, the
+        stats of an earlier generation's check, lends the ones that are the same (an edit keeps
+        most, and objects kept are not new work for the cyclic collector)."""
+        if earlier is None:
+            indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
+        else:
+            indexed = {}
+            for f in reader.files:
+                stat = IndexedStat(f.size, f.mtime_ns, f.sha256)
+                kept = earlier.get(f.path)
+                indexed[f.path] = kept if kept == stat else stat
         return cls.of_stats(reader.root, reader.meta, indexed)
 
     @classmethod

@@ -42,6 +42,8 @@ class IndexReader:
 
     #: The files' paths, languages and roles (see `_load`).
     layout: FileLayout
+    #: Each file of the generation, by id.
+    files: list[FileInfo]
 
     def __init__(self, index_dir: Path, earlier: IndexReader | None = None):
         """The published generation of the index at `index_dir`. `earlier`, a reader of an
@@ -50,6 +52,7 @@ class IndexReader:
         is shared by every reader of the process, `LayeredTextIndex.load`)."""
         self.index_dir = index_dir
         self._earlier_layout: FileLayout | None = earlier.layout if earlier is not None else None
+        self._earlier_files: list[FileInfo] | None = earlier.files if earlier is not None else None
         # Pinned while this reader is open: a build publishing a newer generation leaves this
         # one on disk until the reader closes.
         self._pinned = store.PinnedGeneration.open(index_dir)
@@ -86,10 +89,8 @@ class IndexReader:
             file_rows = self.db.execute(
                 "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
             ).fetchall()
-            self.files = [
-                FileInfo(i, store.path_from_db(path), language, size, mtime_ns, digest)
-                for i, path, language, size, mtime_ns, digest, _, _ in file_rows
-            ]
+            self.files = _files_of(file_rows, self._earlier_files)
+            self._earlier_files = None
             #: Each file's roles (`maguyva.index.roles`), found at build time: a bit per role.
             self.file_roles = np.array([row[6] for row in file_rows], dtype=np.int64)
             #: file id -> the part names and versions that qualify its roles (only files with some).
@@ -431,6 +432,20 @@ _Derived = TypeVar("_Derived")
 
 #: Names whose defining chunks a reader keeps (`IndexReader.chunks_defining`).
 _KEPT_DEFINING = 256
+
+
+def _files_of(rows: list[tuple[Any, ...]], earlier: list[FileInfo] | None) -> list[FileInfo]:
+    """The `FileInfo` of each row of the `files` table (id, path, language, size, mtime, digest,
+    ...), the `earlier` generation's own object where it is the same: an edit keeps most files
+    as they were, and objects kept from one generation to the next are not new work for the
+    cyclic collector (named tuples are never untracked by it)."""
+    found = [
+        FileInfo(i, store.path_from_db(path), language, size, mtime_ns, digest)
+        for i, path, language, size, mtime_ns, digest, _, _ in rows
+    ]
+    if earlier is None:
+        return found
+    return [old if i < len(earlier) and (old := earlier[i]) == new else new for i, new in enumerate(found)]
 
 
 class FileLayout:

@@ -33,7 +33,10 @@ class Index:
         *,
         embedder: Callable[[], Embedder] | None = None,
         tuning: config.Tuning | None = None,
+        earlier: Index | None = None,
     ):
+        """`earlier`, an index of an earlier generation of the same repository, lends the new
+        one what the two share (its freshness check's stats of the files unchanged)."""
         self.reader = reader
         #: The tuned numbers its questions are answered with (`config.DEFAULT` unless given).
         self.tuning = tuning or config.DEFAULT
@@ -46,6 +49,7 @@ class Index:
         self._searcher_lock = threading.Lock()
         self._freshness: FreshnessCheck | None = None
         self._freshness_lock = threading.Lock()
+        self._earlier_stats = earlier._freshness.indexed if earlier is not None and earlier._freshness is not None else None
 
     def search(
         self,
@@ -84,7 +88,8 @@ class Index:
         the index fresh does not walk while the watch has seen nothing change."""
         with self._freshness_lock:
             if self._freshness is None:
-                self._freshness = FreshnessCheck.of(self.reader)
+                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats)
+                self._earlier_stats = None
             if watch is not self._freshness.watch:
                 self._freshness.watch, self._freshness.fresh_at = watch, None
             changes = self._freshness.check()
@@ -101,7 +106,8 @@ class Index:
             return
         with self._freshness_lock:
             if self._freshness is None:
-                self._freshness = FreshnessCheck.of(self.reader)
+                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats)
+                self._earlier_stats = None
             self._freshness.watch, self._freshness.fresh_at = watch, walked.watch_count
 
     def last_walk(self) -> Walk | None:

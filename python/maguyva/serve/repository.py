@@ -220,8 +220,8 @@ class Repository:
     def _open(self) -> Index:
         # The generation being replaced lends the new one what they share (`IndexReader`).
         current = self._current
-        earlier = current.index.reader if current is not None else None
-        return Index(IndexReader(self.index_dir, earlier), embedder=self.embedder)
+        earlier = current.index if current is not None else None
+        return Index(IndexReader(self.index_dir, earlier.reader if earlier else None), embedder=self.embedder, earlier=earlier)
 
     def _embedded_by_another_model(self) -> bool:
         """Whether the open index's codes were made by another local model than the one its
