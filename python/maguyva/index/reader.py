@@ -439,13 +439,13 @@ def _files_of(rows: list[tuple[Any, ...]], earlier: list[FileInfo] | None) -> li
     ...), the `earlier` generation's own object where it is the same: an edit keeps most files
     as they were, and objects kept from one generation to the next are not new work for the
     cyclic collector (named tuples are never untracked by it)."""
-    found = [
-        FileInfo(i, store.path_from_db(path), language, size, mtime_ns, digest)
-        for i, path, language, size, mtime_ns, digest, _, _ in rows
-    ]
-    if earlier is None:
-        return found
-    return [old if i < len(earlier) and (old := earlier[i]) == new else new for i, new in enumerate(found)]
+    found: list[FileInfo] = []
+    before = earlier or []
+    for i, path, language, size, mtime_ns, digest, _, _ in rows:
+        key = (i, store.path_from_db(path), language, size, mtime_ns, digest)
+        old = before[i] if i < len(before) else None
+        found.append(old if old is not None and old == key else FileInfo._make(key))
+    return found
 
 
 class FileLayout:
