@@ -1059,9 +1059,6 @@ class Adjacency:
         made = self._made[node] = [Edge(*row) for row in self._edges[self._order[start:end]].rows()]
         return made
 
-    def __getitem__(self, node: int) -> Sequence[Edge]:
-        return self.get(node, [])
-
 
 class DependencyGraph:
     """Adjacency of the dependency edges, for the walks the graph modality needs."""
