@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maguyva
+from maguyva import _core
 
 KERNELS = maguyva.hamming_kernels()
 POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
@@ -51,6 +52,45 @@ def test_matches_numpy_reference(problem, kernel, threads):
         want_rows, want_distances = reference(codes, query, k, allow)
         np.testing.assert_array_equal(rows[q], want_rows)
         np.testing.assert_array_equal(distances[q], want_distances)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    problems(),
+    st.integers(1, 12),
+    st.sampled_from([1, 10, 1000]),
+    st.sampled_from([0, 1, 2]),
+    st.integers(0, 2**32 - 1),
+)
+def test_group_offsets_match_every_row_scored(problem, groups_count, scale, threads, seed):
+    """Each row's distance is scale times its own plus its group's offset, ranked as a stable sort."""
+    codes, queries, k, allow = problem
+    rng = np.random.default_rng(seed)
+    groups = np.sort(rng.integers(0, groups_count, size=len(codes))).astype(np.uint32)
+    offsets = rng.integers(0, 300 * scale, size=(len(queries), groups_count)).astype(np.uint32)
+    rows, distances = maguyva.hamming_top_k(
+        codes, queries, k, allow=allow, threads=threads, groups=groups, offsets=offsets, scale=scale
+    )
+    for q, query in enumerate(queries):
+        every, own = reference(codes, query, len(codes), allow)
+        total = own * scale + offsets[q][groups[every]]
+        order = np.lexsort((every, total))[:k]
+        np.testing.assert_array_equal(rows[q], every[order])
+        np.testing.assert_array_equal(distances[q], total[order])
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_distances_are_every_rows_in_order(problem):
+    codes, queries, _, _ = problem
+    distances = _core.hamming_distances(codes, queries[0])
+    assert distances.dtype == np.int32
+    np.testing.assert_array_equal(distances, POPCOUNT[np.bitwise_xor(codes, queries[0])].sum(axis=1))
+
+
+def test_distances_of_a_query_of_another_length_are_refused():
+    with pytest.raises(ValueError, match="a query of 31 bytes against 32-byte codes"):
+        _core.hamming_distances(np.zeros((4, 32), np.uint8), np.zeros(31, np.uint8))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -102,6 +142,15 @@ def test_views_of_a_larger_array_are_read_in_place():
         (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8), {"allow": [-1]}, "not a valid row"),
         (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8), {"kernel": "sse9"}, "kernel"),
         (np.zeros((4, 0), np.uint8), np.zeros(0, np.uint8), {}, "at least one byte"),
+        (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8), {"groups": np.zeros(4, np.uint32)}, "together"),
+        (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8),
+         {"groups": np.zeros(3, np.uint32), "offsets": np.zeros(1, np.uint32)}, "3 groups for 4 rows"),
+        (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8),
+         {"groups": np.array([0, 1, 1, 2], np.uint32), "offsets": np.zeros(2, np.uint32)}, "group 2 has no offset"),
+        (np.zeros((4, 32), np.uint8), np.zeros((2, 32), np.uint8),
+         {"groups": np.zeros(4, np.uint32), "offsets": np.zeros(3, np.uint32)}, "one row per query"),
+        (np.zeros((4, 32), np.uint8), np.zeros(32, np.uint8),
+         {"groups": np.zeros(4, np.uint32), "offsets": np.zeros(1, np.uint32), "scale": 2**23}, "overflow"),
     ],
 )
 def test_bad_input_is_a_clear_value_error(codes, queries, kwargs, message):

@@ -19,6 +19,9 @@ def hamming_kernels() -> list[str]:
     Names: "scalar", "popcnt", "avx2", "avx512-vpopcntdq".
     """
 
+def hamming_distances(codes: npt.NDArray[np.uint8], query: npt.NDArray[np.uint8]) -> npt.NDArray[np.int32]:
+    """The Hamming distance from one `query` code to every row of `codes`, in row order."""
+
 def hamming_top_k(
     codes: npt.NDArray[np.uint8],
     queries: npt.NDArray[np.uint8],
@@ -26,12 +29,17 @@ def hamming_top_k(
     allow: npt.ArrayLike | None = None,
     threads: int = 0,
     kernel: str | None = None,
+    groups: npt.NDArray[np.uint32] | None = None,
+    offsets: npt.NDArray[np.uint32] | None = None,
+    scale: int = 1,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
     """The k rows of `codes` nearest to each query by Hamming distance, nearest first.
 
     `codes` is a C-contiguous (n, bytes) uint8 array of packed bits, read in place. `queries` is
     one code (bytes,) or a batch (q, bytes). Ties are broken by the smaller row id. `allow`
     restricts the search to those row ids. `threads` = 0 uses every core, 1 the calling thread.
+    With `groups` (per row, its group id) and `offsets` (per group; (q, groups) for a batch), a
+    row's distance is `scale` times its Hamming distance plus its group's offset (below 2^31).
     Returns (rows, distances), shaped (min(k, candidates),) for one query or (q, min(k,
     candidates)) for a batch. The GIL is released during the search.
     """

@@ -1,10 +1,10 @@
 //! Hamming top-k over numpy arrays of packed codes, read in place (no copy).
 
 use crate::error::to_py;
-use maguyva_core::hamming::{top_k_batch, Codes, Kernel, SearchOptions};
+use maguyva_core::hamming::{distances, top_k_batch_offset, Codes, GroupOffsets, Kernel, SearchOptions};
 use numpy::ndarray::Array2;
 use numpy::{
-    AllowTypeChange, IntoPyArray, PyArrayLike1, PyReadonlyArray2, PyReadonlyArrayDyn,
+    AllowTypeChange, IntoPyArray, PyArray1, PyArrayLike1, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
@@ -14,6 +14,7 @@ use pyo3::types::PyTuple;
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hamming_top_k, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_distances, m)?)?;
     Ok(())
 }
 
@@ -23,10 +24,33 @@ fn hamming_kernels() -> Vec<&'static str> {
     Kernel::available().into_iter().map(Kernel::name).collect()
 }
 
-/// The k rows of `codes` nearest to each row of `queries` (or to the one 1-D query) by Hamming
-/// distance: a pair of arrays (rows as int64, distances as int32), nearest first.
+/// The Hamming distance from one `query` code to every row of `codes`, in row order (int32).
 #[pyfunction]
-#[pyo3(signature = (codes, queries, k, allow=None, threads=0, kernel=None))]
+fn hamming_distances<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, u8>,
+    query: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyArray1<i32>>> {
+    let row_bytes = codes.shape()[1];
+    let code_bytes = codes
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("codes must be a C-contiguous uint8 array"))?;
+    let query_bytes = query
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("the query must be a C-contiguous uint8 array"))?;
+    let found = py
+        .detach(|| distances(&Codes::new(code_bytes, row_bytes)?, query_bytes, Kernel::detect()))
+        .map_err(to_py)?;
+    Ok(found.into_iter().map(|d| d as i32).collect::<Vec<i32>>().into_pyarray(py))
+}
+
+/// The k rows of `codes` nearest to each row of `queries` (or to the one 1-D query) by Hamming
+/// distance: a pair of arrays (rows as int64, distances as int32), nearest first. With `groups`
+/// (per row, its group) and `offsets` (per group, or per query and group), a row's distance is
+/// `scale` times its Hamming distance plus its group's offset.
+#[pyfunction]
+#[pyo3(signature = (codes, queries, k, allow=None, threads=0, kernel=None, groups=None, offsets=None, scale=1))]
+#[allow(clippy::too_many_arguments)]
 fn hamming_top_k<'py>(
     py: Python<'py>,
     codes: PyReadonlyArray2<'py, u8>,
@@ -35,6 +59,9 @@ fn hamming_top_k<'py>(
     allow: Option<PyArrayLike1<'py, i64, AllowTypeChange>>,
     threads: usize,
     kernel: Option<&str>,
+    groups: Option<PyReadonlyArray1<'py, u32>>,
+    offsets: Option<PyReadonlyArrayDyn<'py, u32>>,
+    scale: u32,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let kernel = match kernel {
         None => Kernel::detect(),
@@ -68,11 +95,30 @@ fn hamming_top_k<'py>(
     let query_bytes = queries
         .as_slice()
         .map_err(|_| PyValueError::new_err("queries must be a C-contiguous uint8 array"))?;
+    let (group_of_row, offset_of_group) = match (&groups, &offsets) {
+        (None, None) => (None, None),
+        (Some(groups), Some(offsets)) => {
+            let offsets_shape_fits = match offsets.shape() {
+                [_] => query_count == 1,
+                [count, _] => *count == query_count,
+                _ => false,
+            };
+            if !offsets_shape_fits {
+                return Err(PyValueError::new_err(
+                    "offsets must be one row per query: 1-D for one query, 2-D (queries, groups) for a batch",
+                ));
+            }
+            let contiguous = |what: &str| PyValueError::new_err(format!("{what} must be a C-contiguous uint32 array"));
+            (Some(groups.as_slice().map_err(|_| contiguous("groups"))?), Some(offsets.as_slice().map_err(|_| contiguous("offsets"))?))
+        }
+        _ => return Err(PyValueError::new_err("groups and offsets are given together or not at all")),
+    };
     let options = SearchOptions { threads, kernel };
     let hits = py
         .detach(|| {
             let matrix = Codes::new(code_bytes, row_bytes)?;
-            top_k_batch(&matrix, query_bytes, k, allow.as_deref(), options)
+            let by = group_of_row.zip(offset_of_group).map(|(groups, offsets)| GroupOffsets { groups, offsets, scale });
+            top_k_batch_offset(&matrix, query_bytes, k, allow.as_deref(), by, options)
         })
         .map_err(to_py)?;
     let width = hits.first().map_or(0, Vec::len);

@@ -111,6 +111,57 @@ pub fn top_k_batch(
     allow: Option<&[u32]>,
     options: SearchOptions,
 ) -> Result<Vec<Vec<Neighbor>>> {
+    top_k_batch_offset(codes, queries, k, allow, None, options)
+}
+
+/// A distance added to each row by its group (rows of one file share their file's): a row's
+/// distance to query `q` becomes `scale` times its Hamming distance plus
+/// `offsets[q * groups_count + groups[row]]`, where `groups_count` is `offsets.len()` divided by
+/// the number of queries.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupOffsets<'a> {
+    /// Per row of the codes, its group.
+    pub groups: &'a [u32],
+    /// Per query, per group, what its rows' distances gain; the queries' rows one after another.
+    pub offsets: &'a [u32],
+    /// What each bit of Hamming distance counts for beside the offsets.
+    pub scale: u32,
+}
+
+impl GroupOffsets<'_> {
+    /// Checks the shapes against `rows` rows of `row_bytes` bytes and `queries` queries, and
+    /// that every distance stays below 2^31 (a signed 32-bit integer holds it); returns the
+    /// number of groups.
+    fn check(&self, rows: usize, row_bytes: usize, queries: usize) -> Result<usize> {
+        let invalid = |why: String| Err(Error::InvalidArgument(why));
+        if self.groups.len() != rows {
+            return invalid(format!("{} groups for {rows} rows of codes", self.groups.len()));
+        }
+        if queries == 0 || !self.offsets.len().is_multiple_of(queries) {
+            return invalid(format!("{} offsets are not a whole number per query of {queries}", self.offsets.len()));
+        }
+        let count = self.offsets.len() / queries;
+        if let Some(&bad) = self.groups.iter().find(|&&g| g as usize >= count) {
+            return invalid(format!("group {bad} has no offset (there are {count} groups)"));
+        }
+        let largest = u64::from(self.scale) * (row_bytes as u64 * 8) + u64::from(self.offsets.iter().copied().max().unwrap_or(0));
+        if largest > i32::MAX as u64 {
+            return invalid(format!("scale {} and offsets up to {largest} overflow a distance", self.scale));
+        }
+        Ok(count)
+    }
+}
+
+/// [`top_k_batch`] with each row's distance offset by its group (`offsets`), when given: the
+/// rows nearest by `scale * hamming + offset`, ties broken by the smaller row id, in one scan.
+pub fn top_k_batch_offset(
+    codes: &Codes,
+    queries: &[u8],
+    k: usize,
+    allow: Option<&[u32]>,
+    offsets: Option<GroupOffsets>,
+    options: SearchOptions,
+) -> Result<Vec<Vec<Neighbor>>> {
     let queries = Codes::new(queries, codes.row_bytes).map_err(|_| {
         Error::InvalidArgument(format!(
             "queries of {} bytes are not a whole number of {}-byte codes",
@@ -118,13 +169,24 @@ pub fn top_k_batch(
             codes.row_bytes
         ))
     })?;
+    let groups_count = match &offsets {
+        Some(by) if queries.rows() > 0 => by.check(codes.rows(), codes.row_bytes, queries.rows())?,
+        _ => 0,
+    };
     let allow = allow.map(|rows| normalize_allow_list(rows, codes.rows())).transpose()?;
     let candidates = allow.as_ref().map_or(codes.rows(), |rows| rows.len());
     let k = k.min(candidates);
     if k == 0 || queries.rows() == 0 {
         return Ok(vec![Vec::new(); queries.rows()]);
     }
-    let scan = Scan { codes, queries: &queries, k, kernel: options.kernel, allow: allow.as_deref() };
+    let scan = Scan {
+        codes,
+        queries: &queries,
+        k,
+        kernel: options.kernel,
+        allow: allow.as_deref(),
+        offsets: offsets.map(|by| (by, groups_count)),
+    };
     let tiles = candidates.div_ceil(TILE_ROWS);
     let alone = match options.threads {
         0 => candidates * codes.row_bytes < MIN_POOLED_BYTES,
@@ -143,6 +205,23 @@ pub fn top_k_batch(
         })
     };
     Ok(heaps.into_iter().map(BoundedHeap::into_sorted).collect())
+}
+
+/// The Hamming distance from `query` to every row of `codes`, in row order (for a table small
+/// enough to be read whole, such as one code per file, where a top-k would sort it all).
+pub fn distances(codes: &Codes, query: &[u8], kernel: Kernel) -> Result<Vec<u32>> {
+    if query.len() != codes.row_bytes {
+        return Err(Error::InvalidArgument(format!(
+            "a query of {} bytes against {}-byte codes",
+            query.len(),
+            codes.row_bytes
+        )));
+    }
+    let mut out = vec![0u32; codes.rows()];
+    for (tile, chunk) in codes.data.chunks(TILE_ROWS * codes.row_bytes).zip(out.chunks_mut(TILE_ROWS)) {
+        kernel.scan_tile(tile, query, |i, distance| chunk[i] = distance);
+    }
+    Ok(out)
 }
 
 /// Sorted, deduplicated, bounds-checked allow-list; one given so (a mask's rows) is used as it is.
@@ -173,6 +252,8 @@ struct Scan<'s, 'a> {
     k: usize,
     kernel: Kernel,
     allow: Option<&'s [u32]>,
+    /// The rows' offsets by group, and how many groups each query has offsets for.
+    offsets: Option<(GroupOffsets<'s>, usize)>,
 }
 
 impl Scan<'_, '_> {
@@ -229,12 +310,25 @@ impl Scan<'_, '_> {
     #[inline]
     fn offer_tile(&self, tile: &[u8], heaps: &mut [BoundedHeap], row_id: impl Fn(usize) -> u32) {
         for (q, heap) in heaps.iter_mut().enumerate() {
-            self.kernel.scan_tile(tile, self.queries.row(q), |i, distance| {
-                let row = row_id(i);
-                if select::key(distance, row) < heap.bound() {
-                    heap.offer(Neighbor { distance, row });
+            match &self.offsets {
+                None => self.kernel.scan_tile(tile, self.queries.row(q), |i, distance| {
+                    let row = row_id(i);
+                    if select::key(distance, row) < heap.bound() {
+                        heap.offer(Neighbor { distance, row });
+                    }
+                }),
+                Some((by, count)) => {
+                    let offsets = &by.offsets[q * count..(q + 1) * count];
+                    self.kernel.scan_tile(tile, self.queries.row(q), |i, hamming| {
+                        let row = row_id(i);
+                        // Checked not to overflow (`GroupOffsets::check`).
+                        let distance = hamming * by.scale + offsets[by.groups[row as usize] as usize];
+                        if select::key(distance, row) < heap.bound() {
+                            heap.offer(Neighbor { distance, row });
+                        }
+                    })
                 }
-            });
+            }
         }
     }
 }
@@ -374,6 +468,89 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every allowed row scored as `scale * hamming + offset of its group`, sorted, the first `k`.
+    fn offset_reference(codes: &Codes, query: &[u8], k: usize, allow: Option<&[u32]>, groups: &[u32], offsets: &[u32], scale: u32) -> Vec<Neighbor> {
+        let mut all: Vec<Neighbor> = reference(codes, query, codes.rows(), allow)
+            .into_iter()
+            .map(|n| Neighbor { row: n.row, distance: n.distance * scale + offsets[groups[n.row as usize] as usize] })
+            .collect();
+        all.sort();
+        all.truncate(k);
+        all
+    }
+
+    #[test]
+    fn group_offsets_rank_as_every_row_scored() {
+        // Groups of 1 to 40 neighbouring rows (a file's chunks), offsets that can outweigh the
+        // Hamming distance, a batch of queries each with its own offsets.
+        for (rows, row_bytes, k, scale) in [(0, 32, 5, 10), (7, 32, 10, 1), (5_000, 16, 9, 10), (40_000, 64, 50, 1000)] {
+            let data = bytes(rows * row_bytes, rows as u64 + 1);
+            let codes = Codes::new(&data, row_bytes).unwrap();
+            let mut groups = Vec::with_capacity(rows);
+            let (mut group, mut step) = (0u32, 17u64);
+            while groups.len() < rows {
+                step = step.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let size = 1 + (step >> 58) as usize % 40;
+                groups.extend(std::iter::repeat_n(group, size.min(rows - groups.len())));
+                group += 1;
+            }
+            let count = group.max(1) as usize;
+            let queries = bytes(3 * row_bytes, 23);
+            let offsets: Vec<u32> = bytes(3 * count, 31).iter().map(|&b| u32::from(b) * scale / 16).collect();
+            let allow: Vec<u32> = (0..rows as u32).filter(|r| r % 3 != 1).collect();
+            for kernel in Kernel::available() {
+                for threads in [0, 1, 2] {
+                    for allowed in [None, Some(allow.as_slice())] {
+                        let by = GroupOffsets { groups: &groups, offsets: &offsets, scale };
+                        let got = top_k_batch_offset(&codes, &queries, k, allowed, Some(by), SearchOptions { threads, kernel }).unwrap();
+                        for (q, hits) in got.iter().enumerate() {
+                            let query = &queries[q * row_bytes..(q + 1) * row_bytes];
+                            let own = &offsets[q * count..(q + 1) * count];
+                            assert_eq!(hits, &offset_reference(&codes, query, k, allowed, &groups, own, scale), "{rows} rows {kernel:?} {threads}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn group_offsets_of_the_wrong_shape_or_size_are_refused() {
+        let data = bytes(10 * 8, 3);
+        let codes = Codes::new(&data, 8).unwrap();
+        let query = bytes(8, 5);
+        let run = |groups: &[u32], offsets: &[u32], scale| {
+            top_k_batch_offset(&codes, &query, 3, None, Some(GroupOffsets { groups, offsets, scale }), SearchOptions::default())
+        };
+        let groups = [0, 0, 1, 1, 1, 2, 2, 3, 3, 3];
+        assert!(run(&groups, &[0, 5, 9, 2], 2).is_ok());
+        assert!(matches!(run(&groups[..9], &[0, 5, 9, 2], 2), Err(Error::InvalidArgument(_))));
+        assert!(matches!(run(&groups, &[0, 5, 9], 2), Err(Error::InvalidArgument(_))));
+        assert!(matches!(run(&groups, &[0, 5, 9, i32::MAX as u32 - 10], 2), Err(Error::InvalidArgument(_))));
+        assert!(run(&groups, &[0, 5, 9, i32::MAX as u32 - 128], 2).is_ok());
+        assert!(matches!(run(&groups, &[0, 0, 0, 0], u32::MAX / 64), Err(Error::InvalidArgument(_))));
+        // No offsets asked for: the plain distances.
+        let plain = top_k_batch_offset(&codes, &query, 3, None, None, SearchOptions::default()).unwrap();
+        assert_eq!(plain[0], reference(&codes, &query, 3, None));
+    }
+
+    #[test]
+    fn distances_are_every_rows_in_order() {
+        for (rows, row_bytes) in [(0, 32), (1, 8), (700, 64), (5_000, 24)] {
+            let data = bytes(rows * row_bytes, rows as u64 + 3);
+            let codes = Codes::new(&data, row_bytes).unwrap();
+            let query = bytes(row_bytes, 41);
+            let mut want = reference(&codes, &query, rows, None);
+            want.sort_by_key(|n| n.row);
+            for kernel in Kernel::available() {
+                let got = distances(&codes, &query, kernel).unwrap();
+                assert_eq!(got, want.iter().map(|n| n.distance).collect::<Vec<_>>(), "{rows} rows {kernel:?}");
+            }
+        }
+        let data = [0u8; 64];
+        assert!(distances(&Codes::new(&data, 32).unwrap(), &[0u8; 31], Kernel::detect()).is_err());
     }
 
     #[test]
