@@ -32,12 +32,7 @@ fn hamming_distances<'py>(
     query: PyReadonlyArray1<'py, u8>,
 ) -> PyResult<Bound<'py, PyArray1<i32>>> {
     let row_bytes = codes.shape()[1];
-    let code_bytes = codes
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("codes must be a C-contiguous uint8 array"))?;
-    let query_bytes = query
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("the query must be a C-contiguous uint8 array"))?;
+    let (code_bytes, query_bytes) = (contiguous(&codes, "codes")?, contiguous(&query, "the query")?);
     let found = py
         .detach(|| distances(&Codes::new(code_bytes, row_bytes)?, query_bytes, Kernel::detect()))
         .map_err(to_py)?;
@@ -89,12 +84,7 @@ fn hamming_top_k<'py>(
         )));
     }
     let allow = allow.map(|a| rows_as_u32(a.as_slice()?)).transpose()?;
-    let code_bytes = codes
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("codes must be a C-contiguous uint8 array"))?;
-    let query_bytes = queries
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("queries must be a C-contiguous uint8 array"))?;
+    let (code_bytes, query_bytes) = (contiguous(&codes, "codes")?, contiguous(&queries, "queries")?);
     let (group_of_row, offset_of_group) = match (&groups, &offsets) {
         (None, None) => (None, None),
         (Some(groups), Some(offsets)) => {
@@ -108,8 +98,7 @@ fn hamming_top_k<'py>(
                     "offsets must be one row per query: 1-D for one query, 2-D (queries, groups) for a batch",
                 ));
             }
-            let contiguous = |what: &str| PyValueError::new_err(format!("{what} must be a C-contiguous uint32 array"));
-            (Some(groups.as_slice().map_err(|_| contiguous("groups"))?), Some(offsets.as_slice().map_err(|_| contiguous("offsets"))?))
+            (Some(contiguous(groups, "groups")?), Some(contiguous(offsets, "offsets")?))
         }
         _ => return Err(PyValueError::new_err("groups and offsets are given together or not at all")),
     };
@@ -131,6 +120,16 @@ fn hamming_top_k<'py>(
     PyTuple::new(py, [rows.into_pyarray(py).into_any(), distances.into_pyarray(py).into_any()])
 }
 
+
+/// The elements of `array` in place, or a clear error naming `what` when it is not contiguous.
+fn contiguous<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    array: &'a numpy::PyReadonlyArray<'_, T, D>,
+    what: &str,
+) -> PyResult<&'a [T]> {
+    array.as_slice().map_err(|_| {
+        PyValueError::new_err(format!("{what} must be a C-contiguous {} array", std::any::type_name::<T>().replace("u", "uint")))
+    })
+}
 
 fn rows_as_u32(rows: &[i64]) -> PyResult<Vec<u32>> {
     rows.iter()
