@@ -50,3 +50,84 @@ def test_bare_chunks_are_never_answers_by_meaning(index):
     scores = [c.score for c in found]
     assert scores == sorted(scores, reverse=True)
     assert len(retriever.retrieve(reader, Query(question, classify(question)), limit=2)) == 2
+
+
+# -- a file's path beside its chunks (the quick preset) ------------------------------------------
+
+_TRADES = ("kiln", "glaze", "loom", "anvil", "forge", "lathe", "quarry", "tannery", "mill", "apiary")
+_TASKS = ("firing_schedule", "stock_count", "repair_log", "price_list", "shift_roster")
+
+
+@pytest.fixture(scope="module")
+def workshop(tmp_path_factory):
+    """Fifty modules whose paths name a trade and a task, with bodies of assorted lengths."""
+    root = tmp_path_factory.mktemp("workshop")
+    rng = np.random.default_rng(7)
+    for n, (trade, task) in enumerate((t, k) for t in _TRADES for k in _TASKS):
+        folder = root / trade
+        folder.mkdir(exist_ok=True)
+        steps = "".join(f"    ledger.append(({i}, '{rng.choice(_TASKS)}'))\n" for i in range(int(rng.integers(3, 40))))
+        (folder / f"{task}.py").write_text(
+            f"import json\n\n\ndef {task}_{n}(ledger):\n{steps}    return ledger\n\n\n"
+            f"def summary_{n}(ledger):\n    return json.dumps(ledger)\n"
+        )
+    return Index.build(root, index_dir=tmp_path_factory.mktemp("workshop-index"))
+
+
+def _every_chunk_scored(reader, embedder, question: str, weight: float, allowed) -> list[int]:
+    """Every chunk the modality may answer with, ordered by its distance plus `weight` times its
+    path's (the path's words embedded as a text), nearest first, the lower chunk on a tie."""
+    def distances(codes, code):
+        return np.unpackbits(codes ^ code, axis=1).sum(axis=1)
+
+    code = embedder.embed_query(question)
+    words = [f.path.replace("/", " ").replace("_", " ").replace(".", " ") for f in reader.files]
+    by_file = weight * distances(embedder.embed_documents(words), code)
+    totals = distances(reader.codes, code) + by_file[reader.chunk_file]
+    eligible = ~bare_chunks(reader) if allowed is None else allowed & ~bare_chunks(reader)
+    chunks = np.flatnonzero(eligible)
+    return chunks[np.lexsort((chunks, totals[chunks]))].tolist()
+
+
+@pytest.mark.parametrize("weight", [0.1, 0.5, 3.0])
+@pytest.mark.parametrize("limit", [1, 4, 25])
+@pytest.mark.parametrize("filtered", [False, True])
+def test_the_nearest_by_chunk_and_path_are_those_of_every_chunk_scored(workshop, weight, limit, filtered):
+    reader = workshop.reader
+    retriever = SemanticRetriever(workshop.searcher.embedder)
+    allowed = None
+    if filtered:  # the trades of the first half
+        allowed = np.isin(reader.chunk_file, [f.id for f in reader.files if f.path.split("/")[0] in _TRADES[:5]])
+    for question in ("kiln firing schedule", "how is the loom repaired", "price of anvils", "json ledger summary"):
+        query = Query(question, classify(question), allowed=allowed, path_weight=weight)
+        found = retriever.retrieve(reader, query, limit)
+        expected = _every_chunk_scored(reader, workshop.searcher.embedder(), question, weight, allowed)[:limit]
+        assert [c.chunk for c in found] == expected
+        scores = [c.score for c in found]
+        assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+
+
+def test_only_the_quick_preset_weighs_paths(workshop):
+    question = "kiln firing schedule"
+    quick = workshop.searcher.search(question, preset="quick")
+    assert config.DEFAULT.QUICK_PATH_WEIGHT > 0
+    from maguyva.query import route
+
+    classification = classify(question)
+    assert route.request(question, classification, "quick").path_weight == config.DEFAULT.QUICK_PATH_WEIGHT
+    assert route.request(question, classification, "default").path_weight == 0
+    assert route.request(question, classification, "thorough").path_weight == 0
+    # Without the weight the quick preset is the chunks' own distances again.
+    plain = Index.open(workshop.root, index_dir=workshop.index_dir, tuning=config.Tuning(QUICK_PATH_WEIGHT=0.0))
+    alone = plain.search(question, preset="quick")
+    retriever = SemanticRetriever(plain.searcher.embedder)
+    nearest = retriever.retrieve(plain.reader, Query(question, classification), 50)
+    expected = _first_per_file(plain.reader, [c.chunk for c in nearest])
+    assert [h.chunk for h in alone.results] == expected[: len(alone.results)]
+    assert [h.path for h in quick.results][0].startswith("kiln/")
+    plain.close()
+
+
+def _first_per_file(reader, chunks: list[int]) -> list[int]:
+    seen: set[int] = set()
+    return [c for c in chunks if not (int(reader.chunk_file[c]) in seen or seen.add(int(reader.chunk_file[c])))]

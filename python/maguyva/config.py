@@ -65,6 +65,13 @@ class Tuning:
     #: text modality still finds them), unless the chunk is all of its file (a three-line module
     #: that re-exports a class is found by its path or not at all).
     SEMANTIC_MAX_BARE_LINES: int = 5
+    #: In the quick preset (the semantic modality alone), a chunk's distance to the question plus
+    #: this times its file path's (the path's words embedded as a text): a question that describes
+    #: a file often says what its path does ("fetch sources over git+ssh", fetch/git_ssh.lua), and
+    #: quick has no path signal of its own. Chosen out of fold by repository over the dev split and
+    #: the mined sets (benches/README.md, "Paths in the quick preset"): 0.1 in most folds. The
+    #: fused presets weigh paths in their ranking stage, and chose 0 there.
+    QUICK_PATH_WEIGHT: float = 0.1
     #: A pasted snippet can hold hundreds of names and words; the first this many of each are used.
     STRUCTURAL_MAX_NAMES: int = 32
     STRUCTURAL_MAX_QUESTION_WORDS: int = 48

@@ -66,19 +66,22 @@ def fused(classification: Classification, preset: str) -> Plan:
     return Plan("rrf", modalities, chosen.rrf_k or PRESETS["default"].rrf_k or 40)
 
 
-def request(text: str, classification: Classification) -> Query:
+def request(text: str, classification: Classification, preset: str = "default") -> Query:
     """The question as the retrievers are told it: an exact-string question's literal, answered
-    line by line; a reference or impact question's walk from its symbol and how deep it goes."""
+    line by line; a reference or impact question's walk from its symbol and how deep it goes;
+    in the quick preset, how much the semantic modality weighs the files' paths."""
     intent, subject = classification.intent, classification.subject
     walk_depth = None
     if intent in (FIND_REFERENCES, IMPACT_ANALYSIS) and subject:
         walk_depth = 1 if intent == FIND_REFERENCES else config.current().IMPACT_DEPTH
+    path_weight = config.current().QUICK_PATH_WEIGHT if preset == "quick" else 0.0
     if classification.rule == REGEX_RULE:
-        return Query(text, classification, pattern=subject, line_spans=True)
+        return Query(text, classification, pattern=subject, line_spans=True, path_weight=path_weight)
     return Query(
         text,
         classification,
         literal=subject if intent == EXACT_MATCH and subject else None,
         line_spans=intent == EXACT_MATCH,
         walk_depth=walk_depth,
+        path_weight=path_weight,
     )

@@ -157,7 +157,7 @@ class Searcher:
         classification = classify(query)
         plan = route.plan(query, classification, preset)
         planned = plan.strategy
-        request = route.request(query, classification)
+        request = route.request(query, classification, preset)
         if asked:
             request = replace(request, allowed=self._allowed(asked), case_sensitive=asked.case_sensitive)
         limit = max(top_k * config.current().CANDIDATES_PER_RESULT, config.current().MIN_CANDIDATES)

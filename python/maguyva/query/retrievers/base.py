@@ -44,6 +44,9 @@ class Query:
     #: Edges to walk from the named symbol to its dependants (1: its direct references); None:
     #: no walk, the graph ranks what surrounds the names instead.
     walk_depth: int | None = None
+    #: How much a chunk's file path counts beside the chunk in the semantic modality's distance
+    #: (`QUICK_PATH_WEIGHT` in the quick preset); 0: the chunk's own code alone.
+    path_weight: float = 0.0
 
 
 class Retriever(Protocol):
