@@ -131,3 +131,49 @@ def test_only_the_quick_preset_weighs_paths(workshop):
 def _first_per_file(reader, chunks: list[int]) -> list[int]:
     seen: set[int] = set()
     return [c for c in chunks if not (int(reader.chunk_file[c]) in seen or seen.add(int(reader.chunk_file[c])))]
+
+
+class _CountingEmbedder:
+    """The index's embedder, counting the texts it is asked to embed as documents."""
+
+    def __init__(self, inner):
+        self.inner, self.embedded = inner, []
+        self.provider, self.model, self.dims = inner.provider, inner.model, inner.dims
+
+    def embed_documents(self, texts):
+        self.embedded.extend(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def test_a_new_layout_embeds_only_the_paths_the_last_one_lacked(tmp_path):
+    from maguyva.query.retrievers.semantic import _PathCodes
+
+    root = tmp_path / "orchard"
+    (root / "trees").mkdir(parents=True)
+    for name in ("pruning_calendar", "graft_records", "harvest_tally"):
+        (root / "trees" / f"{name}.py").write_text(f"def {name}(rows):\n    return sorted(rows)\n")
+    first = Index.build(root, index_dir=tmp_path / "index")
+    counting = _CountingEmbedder(first.searcher.embedder())
+    paths = _PathCodes()
+    before = paths.of(first.reader, counting)
+    assert sorted(counting.embedded) == [
+        "trees graft records py", "trees harvest tally py", "trees pruning calendar py"
+    ]
+    (root / "trees" / "cider_press.py").write_text("def press(apples):\n    return len(apples)\n")
+    (root / "trees" / "graft_records.py").unlink()
+    second = Index.build(root, index_dir=tmp_path / "index")
+    counting.embedded.clear()
+    after = paths.of(second.reader, counting)
+    assert counting.embedded == ["trees cider press py"]
+    fresh = _PathCodes().of(second.reader, first.searcher.embedder())
+    np.testing.assert_array_equal(after, fresh)
+    kept = "trees/harvest_tally.py"
+    row_now, row_before = ({f.path: f.id for f in index.reader.files} for index in (second, first))
+    np.testing.assert_array_equal(after[row_now[kept]], before[row_before[kept]])
+    # The same layout again: nothing embedded.
+    counting.embedded.clear()
+    assert paths.of(second.reader, counting) is after and counting.embedded == []
+    first.close(), second.close()

@@ -32,21 +32,35 @@ def bare_chunks(reader: IndexReader) -> np.ndarray:
 
 class _PathCodes:
     """Per file id, the code of its path's words, made by the embedder that answers questions:
-    kept while the files' layout lives, so an edit in place does not embed the paths again."""
+    kept while the files' layout lives, so an edit in place does not embed the paths again, and
+    a new layout (a file added, removed or renamed) embeds only the paths the last one lacked."""
 
     def __init__(self) -> None:
         self._made: weakref.WeakKeyDictionary[FileLayout, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+        #: Per model, the last layout's paths (path -> row) and their codes.
+        self._last: dict[str, tuple[dict[str, int], np.ndarray]] = {}
         self._lock = threading.Lock()
 
     def of(self, reader: IndexReader, embedder: Embedder) -> np.ndarray:
-        layout = reader.layout
+        layout, model = reader.layout, embedder.model
         with self._lock:
-            known = self._made.get(layout, {}).get(embedder.model)
+            known = self._made.get(layout, {}).get(model)
             if known is None:
-                words = [_PATH_SEPARATORS.sub(" ", row[0]) for row in layout.files]
-                known = embedder.embed_documents(words) if words else np.zeros((0, embedder.dims // 8), np.uint8)
-                self._made.setdefault(layout, {})[embedder.model] = known
+                known = self._codes([row[0] for row in layout.files], embedder)
+                self._made.setdefault(layout, {})[model] = known
         return known
+
+    def _codes(self, paths: list[str], embedder: Embedder) -> np.ndarray:
+        row_of, last = self._last.get(embedder.model, ({}, np.zeros((0, embedder.dims // 8), np.uint8)))
+        before = np.fromiter((row_of.get(path, -1) for path in paths), dtype=np.int64, count=len(paths))
+        codes = np.zeros((len(paths), embedder.dims // 8), np.uint8)
+        kept = before >= 0
+        codes[kept] = last[before[kept]]
+        new = np.flatnonzero(~kept)
+        if len(new):
+            codes[new] = embedder.embed_documents([_PATH_SEPARATORS.sub(" ", paths[i]) for i in new.tolist()])
+        self._last[embedder.model] = ({path: row for row, path in enumerate(paths)}, codes)
+        return codes
 
 
 _path_codes = _PathCodes()
