@@ -37,8 +37,8 @@ class _PathCodes:
 
     def __init__(self) -> None:
         self._made: weakref.WeakKeyDictionary[FileLayout, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
-        #: Per model, the last layout's paths (path -> row) and their codes.
-        self._last: dict[str, tuple[dict[str, int], np.ndarray]] = {}
+        #: Per index folder and model, its last layout's paths (path -> row) and their codes.
+        self._last: dict[tuple[str, str], tuple[dict[str, int], np.ndarray]] = {}
         self._lock = threading.Lock()
 
     def of(self, reader: IndexReader, embedder: Embedder) -> np.ndarray:
@@ -46,12 +46,13 @@ class _PathCodes:
         with self._lock:
             known = self._made.get(layout, {}).get(model)
             if known is None:
-                known = self._codes([row[0] for row in layout.files], embedder)
+                known = self._codes(str(reader.index_dir), [row[0] for row in layout.files], embedder)
                 self._made.setdefault(layout, {})[model] = known
         return known
 
-    def _codes(self, paths: list[str], embedder: Embedder) -> np.ndarray:
-        row_of, last = self._last.get(embedder.model, ({}, np.zeros((0, embedder.dims // 8), np.uint8)))
+    def _codes(self, index_dir: str, paths: list[str], embedder: Embedder) -> np.ndarray:
+        last_of = (index_dir, embedder.model)
+        row_of, last = self._last.get(last_of, ({}, np.zeros((0, embedder.dims // 8), np.uint8)))
         before = np.fromiter((row_of.get(path, -1) for path in paths), dtype=np.int64, count=len(paths))
         codes = np.zeros((len(paths), embedder.dims // 8), np.uint8)
         kept = before >= 0
@@ -59,7 +60,7 @@ class _PathCodes:
         new = np.flatnonzero(~kept)
         if len(new):
             codes[new] = embedder.embed_documents([_PATH_SEPARATORS.sub(" ", paths[i]) for i in new.tolist()])
-        self._last[embedder.model] = ({path: row for row, path in enumerate(paths)}, codes)
+        self._last[last_of] = ({path: row for row, path in enumerate(paths)}, codes)
         return codes
 
 
