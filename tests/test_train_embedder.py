@@ -178,3 +178,24 @@ def test_the_vocabulary_lists_widespread_words_the_model_does_not_know(tmp_path:
     # load, fetch, spin, def, return, pass and id are known words; widget is the most widespread.
     assert learned(2) == ["widget", "quux", "gizmo"]
     assert learned(3) == ["widget", "quux"]
+
+
+def test_a_header_document_is_the_files_first_lines_or_with_whole_files_all_of_it(tmp_path: Path):
+    tree = tmp_path / "bakery"
+    (tree / "ovens").mkdir(parents=True)
+    steps = "".join(f"def proof_stage_{i}(dough):\n    return dough + {i}\n\n" for i in range(40))
+    (tree / "ovens" / "proofing.py").write_text(
+        '"""Timings for every stage a sourdough rests before the oven bakes it."""\n\n' + steps
+    )
+    spec = {"repo": "owner/bakery", "name": "bakery"}
+
+    def header_doc(whole_files: bool) -> str:
+        (pair,) = [p for p in te.repo_pairs(spec, tree, whole_files) if p["kind"] == "header"]
+        assert pair["query"].startswith("Timings for every stage a sourdough rests")
+        return pair["doc"]
+
+    first, whole = header_doc(False), header_doc(True)
+    assert first.startswith("ovens/proofing.py\n") and whole.startswith("ovens/proofing.py\n")
+    assert "Timings" not in whole and "proof_stage_39" in whole  # the header left out, the rest all there
+    # The first DOC_LINES lines below the header: twenty stages of three lines, the blank line first.
+    assert "proof_stage_19" in first and "proof_stage_20" not in first

@@ -33,7 +33,7 @@ Pairs, one JSON object a line (`repo`, `kind`, `query`, `doc`):
 - **docstring**: the first sentence of a definition's docstring or leading comment (as the mined
   docstring set takes it) -> the definition's lines with the doc text removed, after its path;
 - **header**: the first sentence of a file's header comment -> the file's first lines without
-  the header, after its path;
+  the header, after its path (`--whole-files`: the whole file; measured, not shipped);
 - **commit**: the subject of a commit among the last 400 first-parent ones before the pin,
   filtered as the mined commit set filters them -> each changed source file's lines before the
   change, around its first changed line, after its path.
@@ -129,12 +129,14 @@ def pin(args: argparse.Namespace) -> int:
     return 0
 
 
-def doc_text(path: str, lines: list[str]) -> str:
-    body = "".join(lines[:DOC_LINES]).strip("\n")
+def doc_text(path: str, lines: list[str], limit: int | None = DOC_LINES) -> str:
+    body = "".join(lines[:limit]).strip("\n")
     return f"{path}\n{body}"
 
 
-def repo_pairs(spec: dict[str, Any], tree: Path) -> Iterator[dict[str, str]]:
+def repo_pairs(spec: dict[str, Any], tree: Path, whole_files: bool = False) -> Iterator[dict[str, str]]:
+    """Docstring and file-header pairs of one tree; with `whole_files`, a header's document is
+    its whole file (its mean is what a chunk's file context adds), not the file's first lines."""
     paths = mine.source_files(tree)
     for c in mine.unique(mine.docstring_candidates(tree, paths)):
         lines = mine.read_text(tree / c.path).splitlines(keepends=True)
@@ -154,7 +156,8 @@ def repo_pairs(spec: dict[str, Any], tree: Path) -> Iterator[dict[str, str]]:
         body = lines[:first] + lines[last + 1:]
         if sum(1 for line in body if line.strip()) < 2:
             continue
-        yield {"repo": spec["repo"], "kind": "header", "query": c.sentence, "doc": doc_text(c.path, body)}
+        doc = doc_text(c.path, body, None if whole_files else DOC_LINES)
+        yield {"repo": spec["repo"], "kind": "header", "query": c.sentence, "doc": doc}
 
 
 #: First-parent commits before a repository's pinned commit whose subjects are read.
@@ -217,7 +220,7 @@ def pairs(args: argparse.Namespace) -> int:
             if not tree.is_dir():
                 mine.materialize(mirror, spec["commit"], tree)
             kinds: dict[str, int] = {}
-            for pair in chain(repo_pairs(spec, tree), commit_pairs(spec, mirror, args.commit_window)):
+            for pair in chain(repo_pairs(spec, tree, args.whole_files), commit_pairs(spec, mirror, args.commit_window)):
                 out.write(json.dumps(pair) + "\n")
                 kinds[pair["kind"]] = kinds.get(pair["kind"], 0) + 1
             for kind, n in kinds.items():
@@ -673,6 +676,8 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(run=pin)
     s = sub.add_parser("pairs", help="mine (natural language, code) pairs from the pinned trees")
     s.add_argument("--mirrors", type=Path, required=True)
+    s.add_argument("--whole-files", action="store_true",
+                   help="a file header's document is its whole file, not its first lines")
     s.add_argument("--trees", type=Path, default=Path("/tmp/maguyva-embedder-trees"))
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--commit-window", type=int, default=COMMIT_WINDOW,
