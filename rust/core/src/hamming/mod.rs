@@ -261,8 +261,16 @@ impl Scan<'_, '_> {
         (0..self.queries.rows()).map(|_| BoundedHeap::new(self.k)).collect()
     }
 
-    /// Scans the tiles in `range` into `heaps` (one per query).
-    fn tiles(&self, range: std::ops::Range<usize>, mut heaps: Vec<BoundedHeap>) -> Vec<BoundedHeap> {
+    /// Scans the tiles in `range` into `heaps` (one per query), each row's distance as the
+    /// search asks for it (compiled apart for each, so a plain search pays nothing for offsets).
+    fn tiles(&self, range: std::ops::Range<usize>, heaps: Vec<BoundedHeap>) -> Vec<BoundedHeap> {
+        match self.offsets {
+            None => self.tiles_by(range, heaps, Plain),
+            Some((by, count)) => self.tiles_by(range, heaps, ByGroup { by, count }),
+        }
+    }
+
+    fn tiles_by(&self, range: std::ops::Range<usize>, mut heaps: Vec<BoundedHeap>, distance: impl RowDistance) -> Vec<BoundedHeap> {
         let row_bytes = self.codes.row_bytes;
         let mut gathered = Vec::new();
         for tile in range {
@@ -271,7 +279,7 @@ impl Scan<'_, '_> {
                 None => {
                     let last = (first + TILE_ROWS).min(self.codes.rows());
                     let tile_bytes = &self.codes.data[first * row_bytes..last * row_bytes];
-                    self.offer_tile(tile_bytes, &mut heaps, |i| (first + i) as u32);
+                    self.offer_tile(tile_bytes, &mut heaps, |i| (first + i) as u32, distance);
                 }
                 Some(allow) => {
                     // Copy the allowed rows into one contiguous tile so the kernels see the
@@ -282,7 +290,7 @@ impl Scan<'_, '_> {
                         // A run of consecutive rows (a filter keeps whole files, whose chunks
                         // are neighbours) is scanned where it lies.
                         let tile_bytes = &self.codes.data[start * row_bytes..end * row_bytes];
-                        self.offer_tile(tile_bytes, &mut heaps, |i| (start + i) as u32);
+                        self.offer_tile(tile_bytes, &mut heaps, |i| (start + i) as u32, distance);
                         continue;
                     }
                     gathered.clear();
@@ -297,7 +305,7 @@ impl Scan<'_, '_> {
                         gathered.extend_from_slice(&self.codes.data[run_start * row_bytes..run_end * row_bytes]);
                         at = next;
                     }
-                    self.offer_tile(&gathered, &mut heaps, |i| ids[i]);
+                    self.offer_tile(&gathered, &mut heaps, |i| ids[i], distance);
                 }
             }
         }
@@ -307,29 +315,80 @@ impl Scan<'_, '_> {
 
 impl Scan<'_, '_> {
     /// Offers every row of one tile to every query's heap; `row_id(i)` names the tile's row `i`.
-    #[inline]
-    fn offer_tile(&self, tile: &[u8], heaps: &mut [BoundedHeap], row_id: impl Fn(usize) -> u32) {
+    #[inline(always)]
+    fn offer_tile(&self, tile: &[u8], heaps: &mut [BoundedHeap], row_id: impl Fn(usize) -> u32, distance: impl RowDistance) {
         for (q, heap) in heaps.iter_mut().enumerate() {
-            match &self.offsets {
-                None => self.kernel.scan_tile(tile, self.queries.row(q), |i, distance| {
-                    let row = row_id(i);
-                    if select::key(distance, row) < heap.bound() {
-                        heap.offer(Neighbor { distance, row });
-                    }
-                }),
-                Some((by, count)) => {
-                    let offsets = &by.offsets[q * count..(q + 1) * count];
-                    self.kernel.scan_tile(tile, self.queries.row(q), |i, hamming| {
-                        let row = row_id(i);
-                        // Checked not to overflow (`GroupOffsets::check`).
-                        let distance = hamming * by.scale + offsets[by.groups[row as usize] as usize];
-                        if select::key(distance, row) < heap.bound() {
-                            heap.offer(Neighbor { distance, row });
-                        }
-                    })
+            let of_query = distance.for_query(q);
+            self.kernel.scan_tile(tile, self.queries.row(q), |i, hamming| {
+                let row = row_id(i);
+                let distance = of_query.of(row, hamming);
+                if select::key(distance, row) < heap.bound() {
+                    heap.offer(Neighbor { distance, row });
                 }
-            }
+            });
         }
+    }
+}
+
+/// How a row's distance to a query is made from its Hamming distance.
+trait RowDistance: Copy {
+    /// The distance to query `q`, as a function of the row and its Hamming distance.
+    type ToQuery: QueryDistance;
+    fn for_query(self, q: usize) -> Self::ToQuery;
+}
+
+trait QueryDistance: Copy {
+    fn of(self, row: u32, hamming: u32) -> u32;
+}
+
+/// The Hamming distance itself.
+#[derive(Clone, Copy)]
+struct Plain;
+
+impl RowDistance for Plain {
+    type ToQuery = Plain;
+    #[inline(always)]
+    fn for_query(self, _q: usize) -> Plain {
+        self
+    }
+}
+
+impl QueryDistance for Plain {
+    #[inline(always)]
+    fn of(self, _row: u32, hamming: u32) -> u32 {
+        hamming
+    }
+}
+
+/// `scale` times the Hamming distance plus the row's group's offset for the query.
+#[derive(Clone, Copy)]
+struct ByGroup<'s> {
+    by: GroupOffsets<'s>,
+    count: usize,
+}
+
+impl<'s> RowDistance for ByGroup<'s> {
+    type ToQuery = GroupsOfQuery<'s>;
+    #[inline(always)]
+    fn for_query(self, q: usize) -> GroupsOfQuery<'s> {
+        let offsets = &self.by.offsets[q * self.count..(q + 1) * self.count];
+        GroupsOfQuery { groups: self.by.groups, offsets, scale: self.by.scale }
+    }
+}
+
+/// One query's offsets by group.
+#[derive(Clone, Copy)]
+struct GroupsOfQuery<'s> {
+    groups: &'s [u32],
+    offsets: &'s [u32],
+    scale: u32,
+}
+
+impl QueryDistance for GroupsOfQuery<'_> {
+    #[inline(always)]
+    fn of(self, row: u32, hamming: u32) -> u32 {
+        // Checked not to overflow (`GroupOffsets::check`).
+        hamming * self.scale + self.offsets[self.groups[row as usize] as usize]
     }
 }
 

@@ -31,8 +31,9 @@ impl BoundedHeap {
         self.bound
     }
 
-    /// Considers one neighbour.
-    #[inline]
+    /// Considers one neighbour. Kept out of line: a scan's loop tests every row against
+    /// `bound` and calls this for the few that enter, so its body stays out of the hot loop.
+    #[inline(never)]
     pub(crate) fn offer(&mut self, candidate: Neighbor) {
         if key(candidate.distance, candidate.row) >= self.bound {
             return;
