@@ -129,8 +129,11 @@ def test_only_the_quick_preset_weighs_paths(workshop):
 
 
 def _first_per_file(reader, chunks: list[int]) -> list[int]:
-    seen: set[int] = set()
-    return [c for c in chunks if not (int(reader.chunk_file[c]) in seen or seen.add(int(reader.chunk_file[c])))]
+    """The first of `chunks` from each file, in order."""
+    first: dict[int, int] = {}
+    for chunk in chunks:
+        first.setdefault(int(reader.chunk_file[chunk]), chunk)
+    return list(first.values())
 
 
 class _CountingEmbedder:
