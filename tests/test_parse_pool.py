@@ -7,6 +7,7 @@ import io
 import sqlite3
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,7 +88,9 @@ def test_a_parse_that_raised_in_a_worker_is_parsed_again_by_the_caller(
     assert pool.parse_files(files, workers=1) == [parse_file(p, c) for p, c in files]
 
 
-def test_serve_answers_each_batch_and_none_for_one_that_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_says_it_is_ready_then_answers_each_batch_and_none_for_one_that_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     good = [("a.py", b"def a():\n    return 1\n"), ("b.txt", b"words\n")]
     source = io.BytesIO()
     pool._send(source, good)
@@ -104,6 +107,7 @@ def test_serve_answers_each_batch_and_none_for_one_that_raised(monkeypatch: pyte
     monkeypatch.setattr(pool, "parse_file", raising_on_c)
     pool.serve(source, sink)
     sink.seek(0)
+    assert pool._receive(sink) == "ready"
     assert pool._receive(sink) == [real(p, c) for p, c in good]
     assert pool._receive(sink) is None
     with pytest.raises(EOFError):
@@ -147,3 +151,88 @@ def test_an_index_built_with_workers_is_the_index_built_without(
     helped = build_index(root, tmp_path / "helped", tuning=config.current().but(PARSE_PARALLEL_MIN_BYTES=0))
     assert helped.parsed_files == alone.parsed_files == 61
     assert _contents(tmp_path / "helped") == _contents(tmp_path / "alone")
+
+
+@pytest.fixture()
+def no_kept_workers() -> Iterator[None]:
+    pool.close_kept_workers()
+    yield
+    pool.close_kept_workers()
+
+
+def _kept_pids() -> list[int]:
+    with pool._kept.lock:
+        return [worker.process.pid for worker, _ in pool._kept.idle]
+
+
+def test_a_ready_worker_is_kept_for_the_next_build_and_closed_on_request(
+    small_batches: None, no_kept_workers: None
+) -> None:
+    files = invented_files(60)
+    expected = [parse_file(p, c) for p, c in files]
+    assert pool.parse_files(files, workers=1) == expected
+    # The worker may still be starting when the caller is done: it is kept once ready.
+    for _ in range(200):
+        if _kept_pids():
+            break
+        threading.Event().wait(0.05)
+    first = _kept_pids()
+    assert len(first) == 1
+    with config.using(config.current().but(PARSE_KEPT_MIN_BYTES=1)):
+        assert pool.worker_count(10, cores=4) == 1  # small files: only the kept worker helps
+    assert pool.parse_files(files, workers=1) == expected
+    for _ in range(200):
+        if _kept_pids():
+            break
+        threading.Event().wait(0.05)
+    assert _kept_pids() == first  # the same process served the second build
+    process = pool._kept.idle[0][0].process
+    pool.close_kept_workers()
+    assert _kept_pids() == [] and process.poll() is not None
+
+
+def test_no_worker_is_kept_when_keeping_is_off(small_batches: None, no_kept_workers: None) -> None:
+    files = invented_files(30)
+    with config.using(config.current().but(PARSE_WORKER_KEEP_SECONDS=0.0)):
+        assert pool.parse_files(files, workers=1) == [parse_file(p, c) for p, c in files]
+    threading.Event().wait(1.0)  # time for a late worker to become ready and be let go
+    assert _kept_pids() == []
+
+
+def test_the_caller_parses_what_a_stalled_worker_holds(
+    small_batches: None, no_kept_workers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kept worker that takes a batch and never answers: the caller parses that batch itself
+    # rather than wait, and the worker is not kept again.
+    stalled = textwrap.dedent(
+        """\
+        import sys
+        from maguyva.index.parse import pool
+        pool._send(sys.stdout.buffer, pool._READY)
+        pool._receive(sys.stdin.buffer)
+        sys.stdin.buffer.read()
+        """
+    )
+    monkeypatch.setattr(pool, "WORKER_COMMAND", (sys.executable, "-c", stalled))
+    worker = pool._Worker()
+    assert worker.wait_ready()
+    pool._kept.give(worker, 60.0)
+    real = pool.parse_file
+
+    def unhurried(path: str, content: bytes) -> object:
+        threading.Event().wait(0.005)  # the caller leaves the worker time to take a batch
+        return real(path, content)
+
+    monkeypatch.setattr(pool, "parse_file", unhurried)
+    files = invented_files(40)
+    answers: list[object] = []
+    caller = threading.Thread(target=lambda: answers.append(pool.parse_files(files, workers=1)), daemon=True)
+    caller.start()
+    caller.join(timeout=60)  # a bound on a hang, not a speed check: the caller never waits on the worker
+    try:
+        assert answers == [[real(p, c) for p, c in files]]
+        assert _kept_pids() == []
+        assert worker.process.poll() is None  # it still holds its batch
+    finally:
+        worker.process.kill()
+        worker.process.wait()
