@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -700,3 +701,24 @@ def test_an_edit_in_place_changes_only_the_words_it_changes(tmp_path: Path, shar
     assert before - after and after - before  # words gone and words new
     build_index(root, tmp_path / "full", rebuild=True)
     assert snapshot(index_dir) == snapshot(tmp_path / "full")
+
+
+def test_files_rows_are_read_again_from_another_database_at_the_same_path(tmp_path: Path) -> None:
+    # The rows a process keeps for a generation are served only while its database is the same
+    # file: another written in its place (as a rebuilt index could) is read afresh.
+    root = tmp_path / "orchard"
+    (root / "press.py").parent.mkdir(parents=True)
+    (root / "press.py").write_text("def press(apples):\n    return apples\n")
+    build_index(root, tmp_path / "index")
+    generation = store.current_generation(tmp_path / "index")
+    with contextlib.closing(store.open_database(generation)) as db:
+        first = store.file_rows(db, generation)
+    assert [row[1] for row in first] == ["press.py"]
+    replacement = tmp_path / "replacement.sqlite"
+    shutil.copyfile(generation / store.META, replacement)
+    with contextlib.closing(sqlite3.connect(replacement)) as db:
+        db.execute("UPDATE files SET path = 'cider.py'")
+        db.commit()
+    os.replace(replacement, generation / store.META)
+    with contextlib.closing(store.open_database(generation)) as db:
+        assert [row[1] for row in store.file_rows(db, generation)] == ["cider.py"]

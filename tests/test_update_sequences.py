@@ -73,6 +73,17 @@ def assert_codes_read_in_place(index_dir: Path) -> None:
         segments.close()
 
 
+def assert_kept_file_rows_are_the_stored_ones(index_dir: Path) -> None:
+    """The `files` rows the build kept for the next reader and update are what reading the
+    table gives, value for value and type for type."""
+    generation = store.current_generation(index_dir)
+    with contextlib.closing(sqlite3.connect(f"file:{generation / store.META}?mode=ro", uri=True)) as db:
+        stored = db.execute(f"SELECT {store.FILE_COLUMNS} FROM files ORDER BY id").fetchall()
+    _, kept = store._kept_file_rows[str(generation)]
+    assert list(kept) == stored
+    assert [tuple(map(type, row)) for row in kept] == [tuple(map(type, row)) for row in stored]
+
+
 def answer(index: Index, question: str) -> dict[str, object]:
     """An answer as JSON, without how long it took."""
     found = index.search(question).to_dict()
@@ -114,6 +125,7 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
         build_index(root, full, rebuild=True)
         assert snapshot(index_dir) == snapshot(full), f"after step {step}: {kind}"
         assert_codes_read_in_place(index_dir)
+        assert_kept_file_rows_are_the_stored_ones(index_dir)
         updated, fresh = Index.open(root, index_dir=index_dir), Index.open(root, index_dir=full)
         try:
             for question in QUESTIONS:

@@ -260,8 +260,13 @@ def _build_index(
                     "scope": list(scope),
                     "skipped_files": [list(f) for f in skipped_files],
                 }
-                counts = write_generation(generation, root, records, model, dict(+skipped), walk_state, previous, layered)
+                counts, file_rows = write_generation(
+                    generation, root, records, model, dict(+skipped), walk_state, previous, layered
+                )
                 store.seal(generation, previous.generation)
+                # What the generation's reader, and the next update, would read back (once sealed:
+                # the seal dates its database file).
+                store.keep_file_rows(generation, file_rows)
                 store.publish(index_dir, generation)
                 stages["write"] = time.perf_counter() - clock
             except BaseException as err:
@@ -550,6 +555,8 @@ class Previous:
     #: Each of its files' language, role bits and role names as stored (`roles.roles_of`, which
     #: depends only on the paths and languages of all files).
     file_roles: list[tuple[str | None, int, str | None]] = field(default_factory=list)
+    #: Its `files` rows as stored (`store.file_rows`).
+    file_rows: Sequence[tuple[Any, ...]] = ()
 
     def close(self) -> None:
         if self.segments is not None:
@@ -793,9 +800,7 @@ _SYMBOL_COLUMNS = ", ".join(Symbol._fields)
 def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
     """The previous generation's files as records to carry over: with their symbols and codes,
     and their segments (`Previous.segments`), where their other rows are."""
-    files = db.execute(
-        "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
-    ).fetchall()
+    files = store.file_rows(db, generation)
     if [row[0] for row in files] != list(range(len(files))):
         raise ValueError("file ids are not 0 .. files - 1")
     segments = Segments(generation, len(files))
@@ -826,7 +831,7 @@ def _read_records(db: sqlite3.Connection, generation: Path) -> Previous:
         segments.close()
         raise
     file_roles = [(language, bits, names) for _, _, language, _, _, _, bits, names in files]
-    return Previous({r.path: r for r in records}, earlier, segments=segments, file_roles=file_roles)
+    return Previous({r.path: r for r in records}, earlier, segments=segments, file_roles=file_roles, file_rows=files)
 
 
 def _most_shared(definitions: Sequence[graph.DefinitionSpan], first: int, last: int) -> int | None:
@@ -849,7 +854,7 @@ def write_generation(
     walk_state: dict[str, object] | None = None,
     previous: Previous | None = None,
     layered: bool = False,
-) -> dict[str, int]:
+) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
     """Write the metadata, the segments and the graph's node values of `records` into
     `generation` (`write_text_index` has written its trigram index); `walk_state` (when the walk
     started, its size limit, the files it skipped) goes into the metadata for the freshness
@@ -857,7 +862,8 @@ def write_generation(
     is linked, and the delta holds the rows of every file edited since; otherwise one new base
     holds every file's. The rows of the records carried over from `previous` are copied from its
     segments, renumbered, and the edges of those out of the change's reach are carried over
-    (`dependency_edges`)."""
+    (`dependency_edges`). Returns the counts of what it wrote, and the rows of its `files` table
+    as reading them back gives them."""
     edges = dependency_edges(records, previous)
     symbol_count = sum(len(r.symbols) for r in records)
     node_count = len(records) + symbol_count
@@ -888,7 +894,7 @@ def write_generation(
     }
     db = store.create_database(generation / store.META)
     try:
-        _insert_files(db, records, previous)
+        rows = _insert_files(db, records, previous)
         store.write_meta(
             db,
             {
@@ -904,7 +910,7 @@ def write_generation(
         store.finish_database(db)
     finally:
         db.close()
-    return counts
+    return counts, rows
 
 
 def _base_files_now(order: SegmentOrder, paths: list[str], records: list[FileRecord]) -> np.ndarray | None:
@@ -1377,15 +1383,16 @@ def _moved_definitions(
     return differ
 
 
-def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> None:
-    """The rows of the generation's `files` table: ids in the records' order."""
+def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: Previous | None) -> list[tuple[Any, ...]]:
+    """The rows of the generation's `files` table: ids in the records' order. Returns them as
+    the table gives them back (`store.file_rows`)."""
     # Roles depend on every file's path and language only: an update that changes neither keeps
     # the stored ones, and the previous generation's rows are copied whole (SQLite copies the
     # table's pages: 59,280 files 143 -> 40 ms), those of the files edited then rewritten.
     if previous is not None and previous.same_files(records) and [
         language for language, _, _ in previous.file_roles
     ] == [r.language for r in records]:
-        if previous.generation is not None and previous.stats is not None:
+        if previous.generation is not None and previous.stats is not None and len(previous.file_rows) == len(records):
             db.execute("ATTACH DATABASE ? AS earlier", (str(previous.generation / store.META),))
             try:
                 db.execute("INSERT INTO files SELECT * FROM earlier.files")
@@ -1395,15 +1402,20 @@ def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: P
             # As the previous generation recorded them (a record carried over takes its file's
             # new stat when only that changed).
             stored = previous.stats.indexed
+            restated = [
+                (file_id, r.size, r.mtime_ns, r.sha256)
+                for file_id, r in enumerate(records)
+                if stored[r.path] != (r.size, r.mtime_ns, r.sha256)
+            ]
             db.executemany(
                 "UPDATE files SET size = ?, mtime_ns = ?, sha256 = ? WHERE id = ?",
-                [
-                    (r.size, r.mtime_ns, r.sha256, file_id)
-                    for file_id, r in enumerate(records)
-                    if stored[r.path] != (r.size, r.mtime_ns, r.sha256)
-                ],
+                [(size, mtime_ns, digest, file_id) for file_id, size, mtime_ns, digest in restated],
             )
-            return
+            rows = list(previous.file_rows)
+            for file_id, size, mtime_ns, digest in restated:
+                i, path, language, _, _, _, role_bits, role_names = rows[file_id]
+                rows[file_id] = (i, path, language, size, mtime_ns, digest, role_bits, role_names)
+            return rows
         stored_roles = [(bits, names) for _, bits, names in previous.file_roles]
     else:
         stored_roles = [
@@ -1411,13 +1423,12 @@ def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: P
             if role.parts or role.versions else (role.bits, None)
             for role in roles.roles_of([r.path for r in records], [r.language for r in records])
         ]  # fmt: skip
-    db.executemany(
-        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role_bits, role_names)
-            for file_id, (r, (role_bits, role_names)) in enumerate(zip(records, stored_roles))
-        ],
-    )
+    rows = [
+        (file_id, store.path_to_db(r.path), r.language, r.size, r.mtime_ns, r.sha256, role_bits, role_names)
+        for file_id, (r, (role_bits, role_names)) in enumerate(zip(records, stored_roles))
+    ]
+    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return rows
 
 
 def _insert_rows(

@@ -86,9 +86,7 @@ class IndexReader:
             if not manifest_written:
                 store.verify(generation)
             self.meta = store.read_meta(self.db)
-            file_rows = self.db.execute(
-                "SELECT id, path, language, size, mtime_ns, sha256, roles, role_names FROM files ORDER BY id"
-            ).fetchall()
+            file_rows = store.file_rows(self.db, generation)
             self.files = _files_of(file_rows, self._earlier_files)
             self._earlier_files = None
             #: Each file's roles (`maguyva.index.roles`), found at build time: a bit per role.
@@ -434,7 +432,7 @@ _Derived = TypeVar("_Derived")
 _KEPT_DEFINING = 256
 
 
-def _files_of(rows: list[tuple[Any, ...]], earlier: list[FileInfo] | None) -> list[FileInfo]:
+def _files_of(rows: Sequence[tuple[Any, ...]], earlier: list[FileInfo] | None) -> list[FileInfo]:
     """The `FileInfo` of each row of the `files` table (id, path, language, size, mtime, digest,
     ...), the `earlier` generation's own object where it is the same: an edit keeps most files
     as they were, and objects kept from one generation to the next are not new work for the

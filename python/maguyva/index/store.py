@@ -41,9 +41,11 @@ import sqlite3
 import struct
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -680,6 +682,56 @@ def finish_database(db: sqlite3.Connection, schema: str = SCHEMA) -> None:
     for statement in _SPLIT[schema][1]:
         db.execute(statement)
     db.commit()
+
+
+#: The columns of the `files` table, in the order `file_rows` gives them.
+FILE_COLUMNS = "id, path, language, size, mtime_ns, sha256, roles, role_names"
+#: Generations whose `files` rows are kept in the process: the one its reader serves (which the
+#: next update starts from) and the one that update writes (which the next reader opens).
+_FILE_ROWS_KEPT = 2
+_kept_file_rows: dict[str, tuple[tuple[int, ...], tuple[tuple[Any, ...], ...]]] = {}
+_kept_file_rows_lock = threading.Lock()
+
+
+def _database_identity(generation: Path) -> tuple[int, ...] | None:
+    """What tells a generation's database file from any other (generations are never written
+    once sealed, so its rows are what they were while this holds); None when it cannot be read."""
+    try:
+        stat = os.stat(generation / META)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def file_rows(db: sqlite3.Connection, generation: Path) -> tuple[tuple[Any, ...], ...]:
+    """The rows of `generation`'s `files` table (`FILE_COLUMNS`, by id), `db` being its
+    database: read once in the process, as an update and the reader of the same generation both
+    need them (about 0.1 s at 59,000 files), or as the build that wrote them kept them."""
+    identity = _database_identity(generation)
+    with _kept_file_rows_lock:
+        kept = _kept_file_rows.get(str(generation))
+    if identity is not None and kept is not None and kept[0] == identity:
+        return kept[1]
+    rows = tuple(db.execute(f"SELECT {FILE_COLUMNS} FROM files ORDER BY id").fetchall())
+    if identity is not None:
+        _keep_file_rows(str(generation), identity, rows)
+    return rows
+
+
+def keep_file_rows(generation: Path, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Remember `rows` as `generation`'s `files` rows, exactly as `file_rows` would read them,
+    once its database is written whole."""
+    identity = _database_identity(generation)
+    if identity is not None:
+        _keep_file_rows(str(generation), identity, tuple(rows))
+
+
+def _keep_file_rows(generation: str, identity: tuple[int, ...], rows: tuple[tuple[Any, ...], ...]) -> None:
+    with _kept_file_rows_lock:
+        _kept_file_rows.pop(generation, None)
+        _kept_file_rows[generation] = (identity, rows)
+        while len(_kept_file_rows) > _FILE_ROWS_KEPT:
+            _kept_file_rows.pop(next(iter(_kept_file_rows)))  # the oldest
 
 
 def open_database(generation: Path, name: str = META) -> sqlite3.Connection:
