@@ -155,6 +155,9 @@ def test_an_index_built_with_workers_is_the_index_built_without(
 
 @pytest.fixture()
 def no_kept_workers() -> Iterator[None]:
+    # A worker an earlier test started may become ready (and kept) after that test ended.
+    pool.close_kept_workers()
+    threading.Event().wait(1.0)
     pool.close_kept_workers()
     yield
     pool.close_kept_workers()
