@@ -114,3 +114,39 @@ def test_rebuilt_index_is_fresh_again(repo, tmp_path):
     rebuilt = index_of(repo, tmp_path)
     assert rebuilt.summary is not None and rebuilt.summary.parsed_files == 1
     assert not rebuilt.changes().stale
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["edit", "binary becomes text", "text becomes binary", "add", "remove", "rename", "skipped file removed", "nothing"],
+)
+def test_stats_carried_from_the_earlier_generation_are_the_stats_made_anew(repo, tmp_path, change):
+    # A new generation's check copies the earlier one's stats where the files are the same, in
+    # the same order: what it holds is what making them from its files gives, and the stats of
+    # the files left as they were are the earlier objects.
+    from maguyva.index.reader import IndexReader
+
+    earlier = IndexReader(Index.build(repo, index_dir=tmp_path / "index").reader.index_dir)
+    earlier_stats = FreshnessCheck.of(earlier).indexed
+    if change == "edit":
+        write(repo, "src/retry.py", "def retry(fn, times=3):\n    return fn()\n")
+    elif change == "binary becomes text":
+        write(repo, "logo.png", "now a text file\n")
+    elif change == "text becomes binary":
+        write(repo, "README.md", b"\x00\x01binary now")
+    elif change == "add":
+        write(repo, "src/backoff.py", "def backoff(n):\n    return 2 ** n\n")
+    elif change == "remove":
+        (repo / "src/retry.py").unlink()
+    elif change == "rename":
+        (repo / "src/retry.py").rename(repo / "src/again.py")
+    elif change == "skipped file removed":
+        (repo / "logo.png").unlink()
+    Index.build(repo, index_dir=tmp_path / "index")
+    now = IndexReader(tmp_path / "index", earlier)
+    carried = FreshnessCheck.of(now, earlier_stats, earlier.files).indexed
+    assert carried == FreshnessCheck.of(now).indexed
+    assert list(carried) == list(FreshnessCheck.of(now).indexed)  # in the same order
+    for f in now.files:
+        if f.path in earlier_stats and earlier_stats[f.path] == carried[f.path]:
+            assert carried[f.path] is earlier_stats[f.path]

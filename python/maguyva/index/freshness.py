@@ -27,6 +27,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -34,7 +35,7 @@ from typing import NamedTuple
 from maguyva import _core
 from maguyva._core import read_files, walk
 from maguyva.index import gc_pause, store
-from maguyva.index.reader import IndexReader
+from maguyva.index.reader import FileInfo, IndexReader
 from maguyva.index.store import RACY_WINDOW_NS
 
 #: The walk's size limit unless told otherwise: larger files are left out of the index.
@@ -238,17 +239,24 @@ class FreshnessCheck:
     fresh_at: int | None = None
 
     @classmethod
-    def of(cls, reader: IndexReader, earlier: dict[str, IndexedStat] | None = None) -> FreshnessCheck:
+    def of(
+        cls,
+        reader: IndexReader,
+        earlier: dict[str, IndexedStat] | None = None,
+        earlier_files: Sequence[FileInfo] | None = None,
+    ) -> FreshnessCheck:
         """The check of an opened index, from the stats its build recorded; `earlier`, the
         stats of an earlier generation's check, lends the ones that are the same (an edit keeps
-        most, and objects kept are not new work for the cyclic collector)."""
-        if earlier is None:
-            indexed = {f.path: IndexedStat(f.size, f.mtime_ns, f.sha256) for f in reader.files}
-        else:
+        most, and objects kept are not new work for the cyclic collector). With `earlier_files`,
+        the files those stats were made from (a reader's `files`, which keeps a file's object
+        while it is unchanged), the stats of the same files in the same order are copied whole
+        and only those of the files whose objects differ are made again."""
+        indexed = _carried_stats(reader, earlier, earlier_files) if earlier is not None and earlier_files is not None else None
+        if indexed is None:
             indexed = {}
             for f in reader.files:
                 stat = IndexedStat(f.size, f.mtime_ns, f.sha256)
-                kept = earlier.get(f.path)
+                kept = earlier.get(f.path) if earlier is not None else None
                 indexed[f.path] = kept if kept == stat else stat
         return cls.of_stats(reader.root, reader.meta, indexed)
 
@@ -367,3 +375,29 @@ class FreshnessCheck:
             elif mtime_ns < read_at_ns - RACY_WINDOW_NS:
                 self.verified[path] = (size, mtime_ns)
         return modified
+
+
+def _carried_stats(
+    reader: IndexReader, earlier: dict[str, IndexedStat], earlier_files: Sequence[FileInfo]
+) -> dict[str, IndexedStat] | None:
+    """`FreshnessCheck.of`'s stats from `earlier` (made from `earlier_files`) when the reader's
+    files are the same paths in the same order: a copy without the files the earlier generation
+    skipped (`of_stats` adds this one's), the stats of the files whose objects changed made
+    again (kept when equal). None when the paths differ."""
+    files = reader.files
+    if len(files) != len(earlier_files):
+        return None
+    changed = [i for i, (now, before) in enumerate(zip(files, earlier_files)) if now is not before]
+    if any(files[i].path != earlier_files[i].path for i in changed):
+        return None
+    indexed = dict(earlier)
+    if len(indexed) != len(files):  # the earlier generation's skipped files, added by `of_stats`
+        paths = {f.path for f in earlier_files}
+        for path in [path for path in indexed if path not in paths]:
+            del indexed[path]
+    for i in changed:
+        f = files[i]
+        stat = IndexedStat(f.size, f.mtime_ns, f.sha256)
+        if indexed.get(f.path) != stat:
+            indexed[f.path] = stat
+    return indexed if len(indexed) == len(files) else None

@@ -50,6 +50,8 @@ class Index:
         self._freshness: FreshnessCheck | None = None
         self._freshness_lock = threading.Lock()
         self._earlier_stats = earlier._freshness.indexed if earlier is not None and earlier._freshness is not None else None
+        #: The files those stats were made from (kept until this index's check is made).
+        self._earlier_files = earlier.reader.files if self._earlier_stats is not None and earlier is not None else None
 
     def search(
         self,
@@ -88,8 +90,8 @@ class Index:
         the index fresh does not walk while the watch has seen nothing change."""
         with self._freshness_lock:
             if self._freshness is None:
-                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats)
-                self._earlier_stats = None
+                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats, self._earlier_files)
+                self._earlier_stats, self._earlier_files = None, None
             if watch is not self._freshness.watch:
                 self._freshness.watch, self._freshness.fresh_at = watch, None
             changes = self._freshness.check()
@@ -106,8 +108,8 @@ class Index:
             return
         with self._freshness_lock:
             if self._freshness is None:
-                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats)
-                self._earlier_stats = None
+                self._freshness = FreshnessCheck.of(self.reader, self._earlier_stats, self._earlier_files)
+                self._earlier_stats, self._earlier_files = None, None
             self._freshness.watch, self._freshness.fresh_at = watch, walked.watch_count
 
     def last_walk(self) -> Walk | None:
