@@ -6,6 +6,7 @@ from maguyva import Index, config
 from maguyva.index import roles
 from maguyva.index.reader import chunk_demotion
 from maguyva.index.roles import roles_of
+from maguyva.index.symbols import path_ranks
 
 PATHS = [
     "kiln/glaze.c",
@@ -66,6 +67,10 @@ def test_an_index_stores_the_roles_of_its_files(tmp_path):
         # Vendored code's chunks are demoted in fusion by the stored role.
         vendored = next(f.id for f in reader.files if f.path == "kiln/vendor/clay/clay.c")
         assert set(chunk_demotion(reader)[reader.chunk_file == vendored].tolist()) == {config.DEFAULT.VENDORED_DEMOTION}
+        # The structural modality ranks files by the stored roles as it would by their paths.
+        by_paths = [2 if roles.path_demotion(f.path) < 1 else 1 if roles.is_test_path(f.path) else 0 for f in reader.files]
+        assert path_ranks(reader) == by_paths
+        assert set(by_paths) == {0, 1, 2}
     finally:
         index.close()
 

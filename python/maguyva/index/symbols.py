@@ -42,9 +42,8 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import group_ids, order_rows, word_scores
-from maguyva.index import gc_pause
+from maguyva.index import gc_pause, roles
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
-from maguyva.index.roles import is_test_path, path_demotion
 from maguyva.index.segments import gather_runs
 from maguyva.lexicon import (
     KIND_FAMILIES,
@@ -63,15 +62,15 @@ SEPARATORLESS = 3
 
 
 
-def _path_rank(path: str) -> int:
-    """0 for the project's own code, 1 for tests, 2 for vendored, built or generated files."""
-    return 2 if path_demotion(path) < 1 else 1 if is_test_path(path) else 0
-
-
 @per_layout
 def path_ranks(reader: IndexReader) -> list[int]:
-    """`_path_rank` of every file, by file id: of the paths alone, so an edit in place keeps it."""
-    return [_path_rank(f.path) for f in reader.files]
+    """Each file's rank by file id: 0 for the project's own code, 1 for tests, 2 for vendored,
+    built or generated files. Read from the roles the build stored (their vendored and test bits
+    are `path_demotion` and `is_test_path` of the path), not from the paths again (0.4 s at
+    59,280 files): of the paths alone, so an edit in place keeps it."""
+    bits = reader.file_roles
+    ranks: list[int] = np.where(bits & roles.VENDORED, 2, np.where(bits & roles.TEST, 1, 0)).tolist()
+    return ranks
 
 
 def kind_preference(kind: str | None, family: frozenset[str] | None, symbol_kind: str) -> int:
