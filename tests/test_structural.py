@@ -3,6 +3,8 @@ and query-word helpers it is built on."""
 
 from __future__ import annotations
 
+import re
+
 import textwrap
 import time
 
@@ -569,6 +571,28 @@ def test_stem_leaves_short_words_and_non_words_alone():
         assert stem(word) == word
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(
+        st.one_of(
+            st.text(alphabet=st.sampled_from("aZ_$9 .(x\x00-é中\u0301ǅ٣"), max_size=24),
+            st.text(max_size=12),
+            st.sampled_from(["parseHTTPConfig2", "the loaf's crust", "$scope.bake()", "glaze\x00proof"]),
+        ),
+        max_size=10,
+    ),
+    drop=st.sampled_from([frozenset(), symbols.STOPWORDS, frozenset({"bake", "the", "pars"})]),
+)
+def test_the_words_of_texts_are_those_of_each_token_the_pattern_finds(texts, drop):
+    # Each text's words, in order: the stems of every token `[\w$]+` finds in it (Unicode's word
+    # characters), whether the core tokenized the text (ASCII) or Python did (any other).
+    registry = symbols._Registry(0)
+    numbers, counts = registry.numbers(texts, drop)
+    assert counts.tolist() == [len([w for t in re.findall(r"[\w$]+", text) for w in symbols._token_words(t, drop)]) for text in texts]
+    expected = [w for text in texts for t in re.findall(r"[\w$]+", text) for w in symbols._token_words(t, drop)]
+    assert [registry.words[n] for n in numbers.tolist()] == expected
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     texts=st.lists(st.sampled_from(["parseConfig(path)", "retry_count", "", "a\x00b", "the loaf's crust", "$scope.bake"]), max_size=8),
@@ -580,19 +604,16 @@ def test_the_words_of_texts_are_the_same_worked_out_or_remembered(texts, earlier
         return [(vocabulary.words[i], p) for i, p in zip(ids.tolist(), at.tolist())]
 
     def cold(asked: list[list[str]]) -> tuple[list[list[tuple[str, int]]], list[str]]:
-        saved = dict(symbols._TEXT_WORDS), dict(symbols._TOKEN_WORDS)
-        symbols._TEXT_WORDS.clear()
+        saved = dict(symbols._TOKEN_WORDS)
         symbols._TOKEN_WORDS.clear()
         try:
             vocabulary = symbols._Vocabulary()
             return [words_and_places(vocabulary, part) for part in asked], vocabulary.words
         finally:
-            symbols._TEXT_WORDS.clear()
             symbols._TOKEN_WORDS.clear()
-            symbols._TEXT_WORDS.update(saved[0])
-            symbols._TOKEN_WORDS.update(saved[1])
+            symbols._TOKEN_WORDS.update(saved)
 
-    cold(["retry_count", "parseConfig(path)"])  # nothing remembered after
+    cold([["retry_count", "parseConfig(path)"]])  # nothing remembered after
     warm = symbols._Vocabulary()
     before = words_and_places(warm, earlier)  # some texts and words known before
     remembered = words_and_places(warm, texts)

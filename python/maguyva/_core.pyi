@@ -242,6 +242,14 @@ def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
     appear: each identifier cut as `lexicon.split_identifier` cuts it, the parts of three letters
     or more made of letters only, lowercased."""
 
+def text_tokens(
+    texts: list[str],
+) -> tuple[list[str], npt.NDArray[np.uint32], npt.NDArray[np.uint32], list[int]]:
+    """(tokens, ids, counts, not_ascii): the distinct tokens of `texts` (runs of ASCII letters,
+    digits, `_` and `$`, as `[\\w$]+` finds them in ASCII text) in the order first met, every
+    text's tokens one text after another as indexes into them, each text's count of tokens, and
+    the texts left to the caller (a character past ASCII, or not valid UTF-8), by index."""
+
 # Weighted Reciprocal Rank Fusion -----------------------------------------------------------
 
 def centrality_boost(centrality: float) -> float:

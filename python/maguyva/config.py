@@ -186,9 +186,6 @@ class Tuning:
     #: Distinct identifiers whose split and stemmed words the process keeps (`symbols._Vocabulary`):
     #: each new generation of an index builds its symbol tables again from the same names.
     TOKEN_PARTS_CACHE_ENTRIES: int = 500_000
-    #: Distinct texts (names, signatures, docstrings) whose words the process keeps, for the same
-    #: reason (`symbols._Vocabulary.pairs`).
-    TEXT_WORDS_CACHE_ENTRIES: int = 500_000
     #: Distinct words the process numbers (`symbols._Registry`), a bound on its memory: past it,
     #: tables made after number their words anew.
     WORD_REGISTRY_MAX_WORDS: int = 4_000_000

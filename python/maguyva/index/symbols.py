@@ -34,14 +34,12 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain, compress, count, repeat
-from operator import is_
 from typing import Any
 
 import numpy as np
 
 from maguyva import config
-from maguyva._core import group_ids, order_rows, word_scores
+from maguyva._core import group_ids, order_rows, text_tokens, word_scores
 from maguyva.index import gc_pause, roles
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
 from maguyva.index.segments import gather_runs
@@ -485,10 +483,9 @@ class WordIndex:
 #: alone, so kept across indexes and their generations (each bounded by
 #: config.TOKEN_PARTS_CACHE_ENTRIES tokens).
 _TOKEN_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
-#: drop set -> text -> the words of its tokens, in order: every generation of an index asks for
-#: the same names, signatures and docstrings but those of the files edited (each bounded by
-#: config.TEXT_WORDS_CACHE_ENTRIES texts).
-_TEXT_WORDS: dict[frozenset[str], dict[str, tuple[str, ...]]] = {}
+#: A token of text: what the core's `text_tokens` finds in ASCII text, here with Unicode's word
+#: characters (for the texts it leaves to Python).
+_TOKEN = re.compile(r"[\w$]+")
 
 
 #: The tokens and words a signature's words leave out.
@@ -518,17 +515,70 @@ class _Registry:
 
     def numbers(self, texts: list[str], drop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         """(the numbers of every word of every text, in order, int64; each text's count of words),
-        without the tokens and words in `drop`."""
-        word_lists = _text_words(texts, drop)
-        flat_words = list(chain.from_iterable(word_lists))
+        without the tokens and words in `drop`. The core finds the texts' tokens (`text_tokens`);
+        each distinct token's words (`_token_words`) are found once and laid out over its
+        occurrences by arrays (290,000 symbols' texts at 59,280 files: millions of tokens)."""
+        tokens, found, counts, not_ascii = text_tokens(texts)
+        occurrences, per_text = found.astype(np.int64), counts.astype(np.int64)
+        if not_ascii:
+            occurrences, per_text = _with_other_tokens(texts, not_ascii, tokens, occurrences, per_text)
+        parts = _parts_of_tokens(tokens, drop)
         ids = self.ids
         with self.lock:
-            for word in dict.fromkeys(flat_words):
-                if word not in ids:
-                    ids[word] = len(self.words)
-                    self.words.append(word)
-        counts = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
-        return np.fromiter(map(ids.__getitem__, flat_words), dtype=np.int64, count=len(flat_words)), counts
+            for words in parts:
+                for word in words:
+                    if word not in ids:
+                        ids[word] = len(self.words)
+                        self.words.append(word)
+            numbered = np.fromiter(
+                (ids[word] for words in parts for word in words), dtype=np.int64, count=sum(map(len, parts))
+            )
+        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        # Every occurrence's words, occurrence after occurrence: a run of `numbered` each.
+        spans = lengths[occurrences]
+        ends = np.cumsum(spans)
+        positions = np.repeat((np.cumsum(lengths) - lengths)[occurrences] - (ends - spans), spans) + np.arange(
+            int(ends[-1]) if len(ends) else 0
+        )
+        words_to = np.concatenate(([0], ends))[np.cumsum(per_text)]
+        return numbered[positions], np.diff(np.concatenate(([0], words_to)))
+
+
+def _with_other_tokens(
+    texts: list[str], indexes: list[int], tokens: list[str], occurrences: np.ndarray, per_text: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`occurrences` and `per_text` with the tokens of the texts `indexes` (those `text_tokens`
+    left to Python) in their places, found with Unicode's word characters; a token not among
+    `tokens` is added to it."""
+    number = {token: i for i, token in enumerate(tokens)}
+    starts = np.cumsum(per_text) - per_text
+    pieces: list[np.ndarray] = []
+    at = 0
+    per_text = per_text.copy()
+    for index in indexes:
+        found = _TOKEN.findall(texts[index])
+        for token in found:
+            if token not in number:
+                number[token] = len(tokens)
+                tokens.append(token)
+        start = int(starts[index])
+        pieces += [occurrences[at:start], np.fromiter(map(number.__getitem__, found), dtype=np.int64, count=len(found))]
+        at = start
+        per_text[index] = len(found)
+    pieces.append(occurrences[at:])
+    return np.concatenate(pieces), per_text
+
+
+def _parts_of_tokens(tokens: list[str], drop: frozenset[str]) -> list[tuple[str, ...]]:
+    """The words of each of `tokens` (`_token_words`), kept per token for the process."""
+    known = _TOKEN_WORDS.get(drop)
+    if known is None or len(known) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
+        known = _TOKEN_WORDS[drop] = {}
+    parts = list(map(known.get, tokens))
+    for i, found in enumerate(parts):
+        if found is None:
+            parts[i] = known[tokens[i]] = _token_words(tokens[i], drop)
+    return parts  # type: ignore[return-value]
 
 
 _registry = _Registry(0)
@@ -544,25 +594,10 @@ def _current_registry() -> _Registry:
         return _registry
 
 
-def _text_words(texts: list[str], drop: frozenset[str]) -> list[tuple[str, ...]]:
-    """The words of each text (`_words_of_texts`), kept per text for the process."""
-    known = _TEXT_WORDS.get(drop)
-    if known is None or len(known) > config.current().TEXT_WORDS_CACHE_ENTRIES:
-        known = _TEXT_WORDS[drop] = {}
-    word_lists = list(map(known.get, texts))
-    missing = list(compress(count(), map(is_, word_lists, repeat(None))))
-    if missing:
-        for i, words in zip(missing, _words_of_texts([texts[i] for i in missing], drop, _Vocabulary.TOKEN)):
-            word_lists[i] = known[texts[i]] = words
-    return word_lists  # type: ignore[return-value]
-
-
 class _Vocabulary:
     """Stemmed words and their ids, and the words of texts (identifiers split, stemmed) as
     arrays. The words of each distinct token, and of each text, are worked out once per
     process; ids are given in the order the words are first met."""
-
-    TOKEN = re.compile(r"[\w$]+|\x00")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
@@ -612,33 +647,10 @@ class _Vocabulary:
         return found, np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
-def _words_of_texts(texts: list[str], drop: frozenset[str], token: re.Pattern[str]) -> list[tuple[str, ...]]:
-    """The words of each of `texts`' tokens (`_token_words`), in order."""
-    joined = "\x00".join(texts)
-    if joined.count("\x00") != len(texts) - 1:
-        joined = "\x00".join(t.replace("\x00", " ") for t in texts)
-    known = _TOKEN_WORDS.get(drop)
-    if known is None or len(known) > config.current().TOKEN_PARTS_CACHE_ENTRIES:
-        known = _TOKEN_WORDS[drop] = {}
-    found: list[tuple[str, ...]] = []
-    words: list[str] = []
-    for part in token.findall(joined):
-        if part == "\x00":
-            found.append(tuple(words))
-            words = []
-            continue
-        parts = known.get(part)
-        if parts is None:
-            parts = known[part] = _token_words(part, drop)
-        words.extend(parts)
-    found.append(tuple(words))
-    return found
-
-
 def _token_words(token: str, drop: frozenset[str]) -> tuple[str, ...]:
     """The stems of `token`'s words (`split_identifier`), without the token, words and stems in
-    `drop`; none for the texts' separator."""
-    if token == "\x00" or token.lower() in drop:
+    `drop`."""
+    if token.lower() in drop:
         return ()
     return tuple(
         word for part in split_identifier(token) if part not in drop and (word := stem(part)) not in drop

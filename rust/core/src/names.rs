@@ -13,7 +13,7 @@
 //! identifier; [`distinct_words`] keeps those of three letters or more, made of letters only,
 //! lowercased.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Which bytes may continue a name.
 const NAME_BYTES: [bool; 256] = {
@@ -146,6 +146,80 @@ fn collect<'a>(piece: &'a [u8], seen: &mut FxHashSet<&'a [u8]>, names: &mut Vec<
     }
 }
 
+/// Which bytes a token of text is made of: ASCII letters, digits, `_` and `$`, what the
+/// pattern `[\w$]` matches in ASCII text.
+const TOKEN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        byte += 1;
+    }
+    table
+};
+
+/// The tokens of many texts ([`text_tokens`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextTokens<'a> {
+    /// Each distinct token, in the order first met.
+    pub tokens: Vec<&'a str>,
+    /// The tokens of every text, one text after another, as indexes into `tokens`.
+    pub ids: Vec<u32>,
+    /// How many tokens each text holds.
+    pub counts: Vec<u32>,
+    /// The texts not tokenized here (a byte past ASCII, or no text at all: `None`), by index;
+    /// they hold no token in `ids`. Past ASCII, what a word character is is Unicode's.
+    pub not_ascii: Vec<u32>,
+}
+
+/// The tokens of each of `texts`: its maximal runs of ASCII letters, digits, `_` and `$`, as the
+/// pattern `[\w$]+` finds them in ASCII text, each distinct token numbered once for all texts.
+/// A text holding any byte past ASCII is left to the caller (`not_ascii`).
+///
+/// ```
+/// use maguyva_core::names::text_tokens;
+///
+/// let found = text_tokens(&[Some("fn parse_config($path)"), Some("parse café"), Some("config, 2x")]);
+/// assert_eq!(found.tokens, ["fn", "parse_config", "$path", "config", "2x"]);
+/// assert_eq!(found.ids, [0, 1, 2, 3, 4]);
+/// assert_eq!(found.counts, [3, 0, 2]);
+/// assert_eq!(found.not_ascii, [1]);
+/// ```
+pub fn text_tokens<'a>(texts: &[Option<&'a str>]) -> TextTokens<'a> {
+    let mut numbers: FxHashMap<&'a str, u32> = FxHashMap::default();
+    let mut found = TextTokens { counts: Vec::with_capacity(texts.len()), ..TextTokens::default() };
+    for (index, text) in texts.iter().enumerate() {
+        let Some(text) = text.filter(|text| text.is_ascii()) else {
+            found.not_ascii.push(index as u32);
+            found.counts.push(0);
+            continue;
+        };
+        let bytes = text.as_bytes();
+        let before = found.ids.len();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !TOKEN_BYTES[bytes[at] as usize] {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < bytes.len() && TOKEN_BYTES[bytes[at] as usize] {
+                at += 1;
+            }
+            let token = &text[start..at];
+            let next = found.tokens.len() as u32;
+            let number = *numbers.entry(token).or_insert(next);
+            if number == next {
+                found.tokens.push(token);
+            }
+            found.ids.push(number);
+        }
+        found.counts.push((found.ids.len() - before) as u32);
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +267,14 @@ mod tests {
         assert_eq!(names("foobar", &[(3, 3), (3, 4)]), ["foo", "ar"]);
         // Overlapping, unsorted and out-of-range parts.
         assert_eq!(names("one two three four", &[(8, 13), (4, 10), (17, 99)]), ["one", "fou"]);
+    }
+
+    #[test]
+    fn text_tokens_are_runs_of_ascii_word_bytes_numbered_once() {
+        let found = text_tokens(&[Some("a_b $c\x00d-e"), None, Some(""), Some("d a_b"), Some("über d")]);
+        assert_eq!(found.tokens, ["a_b", "$c", "d", "e"]);
+        assert_eq!(found.ids, [0, 1, 2, 3, 2, 0]);
+        assert_eq!(found.counts, [4, 0, 0, 2, 0]);
+        assert_eq!(found.not_ascii, [1, 4]);
     }
 }

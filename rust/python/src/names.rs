@@ -1,11 +1,30 @@
 //! The words of the names a source spells outside the parts left out.
 
-use maguyva_core::names::distinct_words;
+use maguyva_core::names::{distinct_words, text_tokens as tokens_of_texts};
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(name_words, m)?)?;
+    m.add_function(wrap_pyfunction!(text_tokens, m)?)?;
     Ok(())
+}
+
+/// (tokens, ids, counts, not_ascii): the distinct tokens (runs of ASCII letters, digits, `_` and
+/// `$`) of `texts` in the order first met, every text's tokens one text after another as indexes
+/// into them (uint32), each text's count of tokens (uint32), and the texts left to the caller
+/// (those holding a character past ASCII, or that are not valid UTF-8), by index.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn text_tokens<'py>(
+    py: Python<'py>,
+    texts: Vec<Bound<'py, PyString>>,
+) -> (Vec<String>, Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>, Vec<u32>) {
+    let borrowed: Vec<Option<&str>> = texts.iter().map(|text| text.to_str().ok()).collect();
+    let found = py.detach(|| tokens_of_texts(&borrowed));
+    let tokens = found.tokens.iter().map(|token| (*token).to_owned()).collect();
+    (tokens, found.ids.into_pyarray(py), found.counts.into_pyarray(py), found.not_ascii)
 }
 
 /// The distinct words (three letters or more, letters only, lowercased) of the distinct ASCII
