@@ -21,7 +21,7 @@ from test_index_build import snapshot
 from maguyva import Index, config
 from maguyva.index import store
 from maguyva.index.build import build_index
-from maguyva.index.segments import CHUNKS, Segments
+from maguyva.index.segments import CHUNKS, REFS, Segments
 
 NAMES = ["tally", "sift", "grind", "bake", "knead", "proof", "score", "glaze"]
 QUESTIONS = ["where is sift defined", "who calls knead", '"proof"', "bake the dough", "glaze"]
@@ -96,6 +96,13 @@ def answer(index: Index, question: str) -> dict[str, object]:
     start=st.lists(sources, min_size=2, max_size=5),
     steps=st.lists(operations, min_size=1, max_size=4),
     share=st.sampled_from([0.0, 0.1, 1.0]),
+)
+# A base holding no references, the edited files' in the delta; then a file of the base removed
+# (its files mapped) and another: the delta's references are read by the generation's file ids.
+@example(
+    start=[module([], [0, 1], []), module([], [0], [])],
+    steps=[("edit", 0, module([], [0], [0, 1, 2])), ("edit", 2, module([], [0], [0])), ("remove", 1, None), ("remove", 0, None)],
+    share=1.0,
 )
 def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_factory, start, steps, share):
     scratch = tmp_path_factory.mktemp("sequence")
@@ -268,3 +275,30 @@ def test_a_removal_resolves_again_the_calls_into_the_removed_file_when_the_name_
     nodes = {**paths, **{len(paths) + row[0]: f"{paths[row[1]]}:{row[2]}" for row in made["symbols"]}}
     calls = {(nodes[src], nodes[dst]) for src, dst, kind, _, _ in made["edges"] if kind == "call"}
     assert ("bakery/dough/shape.go:shape", "bakery/dough/knead_other.go:knead") in calls
+
+
+def test_rows_of_a_delta_over_a_base_without_such_rows_name_the_generation_files(tmp_path):
+    # A base whose files define and reference nothing (notes, a module of comments), then the
+    # module edited (its rows in the delta) and then a note removed (the base's files mapped): the
+    # delta's rows keep the generation's file ids, which a base without rows of the table must
+    # not send through the base's mapping.
+    root, index_dir = tmp_path / "repo", tmp_path / "index"
+    tuning = config.DEFAULT.but(TEXT_DELTA_MAX_SHARE=1.0)
+    for n in range(3):
+        write(root / f"notes/n{n}.txt", f"Proof the dough for {n} hours.\n", 0)
+    write(root / "oven.py", "# the oven, to come\n", 0)
+    build_index(root, index_dir, tuning=tuning)
+    write(root / "oven.py", "from bakery.tray import load\n\n\ndef knead_dough(x):\n    return load(x)\n", 1)
+    build_index(root, index_dir, tuning=tuning)
+    (root / "notes/n0.txt").unlink()
+    build_index(root, index_dir, tuning=tuning)
+    with Index.open(root, index_dir=index_dir) as index:
+        reader = index.reader
+        assert reader.segments.order.mapped  # the base's files are mapped: n0 is gone
+        paths = {f.id: f.path for f in reader.files}
+        symbols = reader.symbols_at(range(len(reader.symbol_column("name"))), "file_id, name")
+        assert [(paths[file_id], name) for _, file_id, name in symbols] == [("oven.py", "knead_dough")]
+        oven = next(f.id for f in reader.files if f.path == "oven.py")
+        references = reader.segments.rows_of_files(REFS, "file_id, name", [oven])
+        assert {(file_id, name) for _, file_id, name in references} >= {(oven, "bakery.tray"), (oven, "load")}
+        assert index.search('"knead_dough"').results[0].path == "oven.py"

@@ -431,7 +431,9 @@ class Segments:
                 marks = ", ".join("?" * len(part))
                 also = f" AND ({where})" if where else ""
                 rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE file_id IN ({marks}){also}", part)
-                if not shift:
+                # The base's rows name its own files; the delta's, the generation's (told apart
+                # by the database, not by the shift: a base without rows of `table` shifts by 0).
+                if db is self.base:
                     rows = self._base_files_in(columns, rows)
                 found += [(int(ids[row[0] + shift]), *row[1:]) for row in rows]
         found.sort(key=itemgetter(0))
@@ -468,7 +470,9 @@ class Segments:
                 part = local[start : start + IN_LIST].tolist()
                 marks = ", ".join("?" * len(part))
                 rows = self._all(db, f"SELECT id, {columns} FROM {TABLES[table]} WHERE id IN ({marks})", part)
-                found += [(row[0] + shift, *row[1:]) for row in rows] if shift else self._base_files_in(columns, rows)
+                # As in `rows_of_files`: the base's rows name its own files (a shift of 0 is also
+                # the delta's, over a base without rows of `table`).
+                found += self._base_files_in(columns, rows) if db is self.base else [(row[0] + shift, *row[1:]) for row in rows]
         ids_of = self.order.global_ids(table)
         return sorted(((int(ids_of[row[0]]), *row[1:]) for row in found), key=itemgetter(0))
 
