@@ -269,8 +269,16 @@ def test_a_reader_of_an_edit_borrows_the_base_its_earlier_reader_loaded(tmp_path
         first.close()
 
 
+def _chunk_columns(reader: IndexReader) -> tuple[list[list[int]], list[str | None]]:
+    """The chunks' columns a reader reads: the integers as arrays, the symbols as a list."""
+    from maguyva.index.segments import CHUNKS
+
+    segments = reader.segments
+    return [segments.array(CHUNKS, n).tolist() for n in ("file_id", "start_line", "end_line")], segments.column(CHUNKS, "symbol")
+
+
 def test_a_reader_of_an_edit_reads_only_the_delta_rows_of_what_its_base_was_read_for(tmp_path):
-    from maguyva.index.segments import CHUNKS, REFS
+    from maguyva.index.segments import REFS
 
     columns = "file_id, name, kind, qualified_name, signature, docstring, start_line, end_line, parent"
     root, index_dir = tmp_path / "granary", tmp_path / "index"
@@ -285,14 +293,14 @@ def test_a_reader_of_an_edit_reads_only_the_delta_rows_of_what_its_base_was_read
         statements: dict[str, list[str]] = {"base": [], "delta": []}
         edited.segments.base.set_trace_callback(statements["base"].append)
         edited.segments.delta.set_trace_callback(statements["delta"].append)
-        rows = edited.symbol_rows(columns), edited.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol")
+        rows = edited.symbol_rows(columns), _chunk_columns(edited)
         assert statements["base"] == [] and statements["delta"], "the base's columns were read by the first reader"
         assert edited.segments._kept is first.segments._kept
         # The same rows as a full build's, the edited file's from the delta.
         build_index(root, tmp_path / "full", rebuild=True)
         whole = IndexReader(tmp_path / "full")
         assert whole.segments._kept is not edited.segments._kept
-        assert rows == (whole.symbol_rows(columns), whole.segments.rows(CHUNKS, "file_id, start_line, end_line, symbol"))
+        assert rows == (whole.symbol_rows(columns), _chunk_columns(whole))
         assert "shake" in [row[1] for row in rows[0]]
         # A column the base was not read for is read once, then kept.
         assert edited.segments.rows(REFS, "name, line") == whole.segments.rows(REFS, "name, line")

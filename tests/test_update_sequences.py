@@ -73,6 +73,28 @@ def assert_codes_read_in_place(index_dir: Path) -> None:
         segments.close()
 
 
+def assert_arrays_read_in_one_pass(index_dir: Path) -> None:
+    """The chunks' integer columns read in one pass (`Segments.read_arrays`) are those read one
+    column at a time, NULL as -1."""
+    generation = store.current_generation(index_dir)
+    with contextlib.closing(sqlite3.connect(f"file:{generation / store.META}?mode=ro", uri=True)) as db:
+        files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+    names = ["file_id", "start_line", "end_line", "symbol_id"]
+    with config.using(config.DEFAULT.but(SEGMENT_COLUMNS_CACHE_ROWS=0)):  # nothing kept: a column at a time
+        segments = Segments(generation, files)
+        try:
+            alone = [segments.array(CHUNKS, name) for name in names]
+        finally:
+            segments.close()
+    segments = Segments(generation, files)
+    try:
+        segments.read_arrays(CHUNKS, names)
+        together = [segments.array(CHUNKS, name) for name in names]
+    finally:
+        segments.close()
+    assert [a.tolist() for a in together] == [a.tolist() for a in alone]
+
+
 def assert_kept_file_rows_are_the_stored_ones(index_dir: Path) -> None:
     """The `files` rows the build kept for the next reader and update are what reading the
     table gives, value for value and type for type."""
@@ -133,6 +155,7 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
         assert snapshot(index_dir) == snapshot(full), f"after step {step}: {kind}"
         assert_codes_read_in_place(index_dir)
         assert_kept_file_rows_are_the_stored_ones(index_dir)
+        assert_arrays_read_in_one_pass(index_dir)
         updated, fresh = Index.open(root, index_dir=index_dir), Index.open(root, index_dir=full)
         try:
             for question in QUESTIONS:

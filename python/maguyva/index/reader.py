@@ -102,6 +102,7 @@ class IndexReader:
             self.layout = earlier_layout if earlier_layout is not None and earlier_layout.files == layout else FileLayout(layout)
             #: The rows of files, chunks, symbols and references (`index.segments`).
             self.segments = Segments(generation, len(file_rows))
+            self.segments.read_arrays(CHUNKS, ["file_id", "start_line", "end_line", "symbol_id"])
             chunk_file = self.segments.array(CHUNKS, "file_id")
             self.chunk_file = chunk_file.astype(np.uint32)
             self.chunk_start = self.segments.array(CHUNKS, "start_line").astype(np.int32)

