@@ -113,7 +113,7 @@ def answer(index: Index, question: str) -> dict[str, object]:
     return found
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     start=st.lists(sources, min_size=2, max_size=5),
     steps=st.lists(operations, min_size=1, max_size=4),
@@ -206,7 +206,7 @@ callers = st.lists(
 )
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     start=st.lists(slot_changes, min_size=2, max_size=4),
     calls=callers,
