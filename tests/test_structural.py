@@ -588,9 +588,9 @@ def test_the_words_of_texts_are_those_of_each_token_the_pattern_finds(texts, dro
     # characters), whether the core tokenized the text (ASCII) or Python did (any other).
     registry = symbols._Registry(0)
     numbers, counts = registry.numbers(texts, drop)
-    assert counts.tolist() == [len([w for t in re.findall(r"[\w$]+", text) for w in symbols._token_words(t, drop)]) for text in texts]
-    expected = [w for text in texts for t in re.findall(r"[\w$]+", text) for w in symbols._token_words(t, drop)]
-    assert [registry.words[n] for n in numbers.tolist()] == expected
+    per_text = [[w for t in re.findall(r"[\w$]+", text) for w in symbols._token_words(t, drop)] for text in texts]
+    assert counts.tolist() == [len(words) for words in per_text]
+    assert [registry.words[n] for n in numbers.tolist()] == [w for words in per_text for w in words]
 
 
 @settings(max_examples=80, deadline=None)

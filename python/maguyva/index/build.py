@@ -1392,7 +1392,7 @@ def _insert_files(db: sqlite3.Connection, records: list[FileRecord], previous: P
     if previous is not None and previous.same_files(records) and [
         language for language, _, _ in previous.file_roles
     ] == [r.language for r in records]:
-        if previous.generation is not None and previous.stats is not None and len(previous.file_rows) == len(records):
+        if previous.generation is not None and previous.stats is not None:
             db.execute("ATTACH DATABASE ? AS earlier", (str(previous.generation / store.META),))
             try:
                 db.execute("INSERT INTO files SELECT * FROM earlier.files")

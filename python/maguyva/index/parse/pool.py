@@ -58,17 +58,17 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(total_bytes: int, cores: int | None = None, kept: int | None = None) -> int:
+def worker_count(total_bytes: int, cores: int | None = None) -> int:
     """How many worker processes parsing `total_bytes` of files is worth: one per further core,
     at most `config.PARSE_MAX_WORKERS`, from `config.PARSE_PARALLEL_MIN_BYTES` (below, a worker
-    started would not be ready before the caller is done), or, of the `kept` workers ready from
-    an earlier build (None: as many as are kept), from `config.PARSE_KEPT_MIN_BYTES`."""
+    started would not be ready before the caller is done), or, of the workers kept ready from an
+    earlier build, from `config.PARSE_KEPT_MIN_BYTES`."""
     cores = usable_cores() if cores is None else cores
     most = max(0, min(cores - 1, config.current().PARSE_MAX_WORKERS))
     if total_bytes >= config.current().PARSE_PARALLEL_MIN_BYTES:
         return most
     if total_bytes >= config.current().PARSE_KEPT_MIN_BYTES:
-        return min(most, _kept.count() if kept is None else kept)
+        return min(most, _kept.count())
     return 0
 
 
