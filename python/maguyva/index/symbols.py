@@ -164,13 +164,15 @@ class SymbolTable:
         files = len(reader.files)
         in_degree = reader.node_in_degree[files : files + n].astype(np.int64)
         centrality = reader.node_centrality[files : files + n].astype(np.float64)
-        self.in_degree: list[int] = in_degree.tolist()
-        self.centrality: list[float] = centrality.tolist()
+        self.in_degree = in_degree
+        self.centrality = centrality
         self.chunk: list[int] = reader.chunks_holding(file_ids, start_lines)
         self.chunk_array = np.asarray(self.chunk, dtype=np.int64)
 
         path_rank = np.asarray(path_ranks(reader), dtype=np.int64)[file_ids]
-        self.path_rank: list[int] = path_rank.tolist()
+        self.path_rank = path_rank
+        #: Whether each symbol is in the repository's own code (not a test, not vendored).
+        self.primary = path_rank == 0
         #: Position of each symbol in the order that breaks ties between equal matches (after the
         #: kind): code before tests and vendored files, more depended-on first, shorter qualified
         #: names first, then by file path and line.
@@ -409,7 +411,7 @@ class WordIndex:
         self.count = table.count
         self.kind_codes = table.kind_codes
         self.kind_code = table.kind_code
-        self.secondary = np.asarray(table.path_rank, dtype=np.int64) != 0
+        self.secondary = ~table.primary
 
     def posting(self, word: str) -> tuple[np.ndarray, np.ndarray, float] | None:
         """(symbols, values, idf) of a word, or None when no symbol has it."""

@@ -23,7 +23,6 @@ how well it matches within the tier, kept non-increasing down the list.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Container
 
 import numpy as np
@@ -56,6 +55,7 @@ from maguyva.query.retrievers.base import Candidate, Query
 #: Tiers are a unit apart, and the share of the unit within a tier (`config.STRUCTURAL_FRACTION`)
 #: is below 1, so a tier's best stays below the next tier's base.
 _TIER_BASE = {EXACT: 3.0, CASELESS: 2.0, NAME_WORDS: 1.0, QUESTION_WORDS: 0.0}
+_TIER_BASES = np.array([_TIER_BASE.get(tier, np.nan) for tier in range(max(_TIER_BASE) + 1)])
 
 
 
@@ -178,44 +178,31 @@ def _rank(
         symbols = [s for s in symbols if kinds[s] in family] or symbols
     preference = {k: kind_preference(kind, family, k) for k in {kinds[s] for s in symbols}}
     tuning = config.current()
-
-    def take(ordered: list[int]) -> list[Candidate]:
-        out: list[Candidate] = []
-        seen: set[int] = set()
-        previous = math.inf
-        for s in ordered:
-            chunk = table.chunk[s]
-            if chunk < 0 or chunk in seen:
-                continue
-            seen.add(chunk)
-            tier, quality = matches[s]
-            in_degree = table.in_degree[s]
-            primary = table.path_rank[s] == 0
-            within = (
-                tuning.STRUCTURAL_WEIGHT_MATCH * quality + tuning.STRUCTURAL_WEIGHT_KIND * preference[kinds[s]]
-                + tuning.STRUCTURAL_WEIGHT_PRIMARY * primary
-                + tuning.STRUCTURAL_WEIGHT_DEGREE * in_degree / (in_degree + tuning.STRUCTURAL_DEGREE_HALF)
-            )  # fmt: skip
-            score = min(_TIER_BASE[tier] + tuning.STRUCTURAL_FRACTION * within, previous)
-            previous = score
-            out.append(Candidate(chunk, score))
-            if len(out) == limit:
-                break
-        return out
-
     # The documented order: tier, then quality, kind preference and the table's tie-break, sorted
     # in one numpy call (a Python key per symbol cost more than the rest of the retriever).
     ids = np.asarray(symbols, dtype=np.int64)
-    tiers, qualities = zip(*map(matches.__getitem__, symbols))
+    tier_of, quality_of = zip(*map(matches.__getitem__, symbols))
+    tiers = np.asarray(tier_of, dtype=np.int64)
+    qualities = np.asarray(quality_of, dtype=np.float64)
     preference_of_code = np.zeros(len(table.kind_codes))
     for name, value in preference.items():
         preference_of_code[table.kind_codes[name]] = value
-    order = np.lexsort((
-        table.tie_break_array[ids],
-        -preference_of_code[table.kind_code[ids]],
-        -np.asarray(qualities, dtype=np.float64),
-        np.asarray(tiers, dtype=np.int64),
-    ))  # fmt: skip
-    return take(ids[order].tolist())
+    kind_codes = table.kind_code[ids]
+    order = np.lexsort((table.tie_break_array[ids], -preference_of_code[kind_codes], -qualities, tiers))
+    # Each chunk once, where its best symbol puts it; symbols outside every chunk are left out.
+    chunks = table.chunk_array[ids[order]]
+    placed = np.flatnonzero(chunks >= 0)
+    _, first = np.unique(chunks[placed], return_index=True)
+    kept = order[placed[np.sort(first)][:limit]]
+    in_degree = table.in_degree[ids[kept]]
+    # Term by term as written per symbol before, so that every score is the same to the last bit.
+    within = (
+        tuning.STRUCTURAL_WEIGHT_MATCH * qualities[kept] + tuning.STRUCTURAL_WEIGHT_KIND * preference_of_code[kind_codes[kept]]
+        + tuning.STRUCTURAL_WEIGHT_PRIMARY * table.primary[ids[kept]]
+        + tuning.STRUCTURAL_WEIGHT_DEGREE * in_degree / (in_degree + tuning.STRUCTURAL_DEGREE_HALF)
+    )  # fmt: skip
+    # Non-increasing down the list: a lower tier's best never passes a higher one's last.
+    scores = np.minimum.accumulate(_TIER_BASES[tiers[kept]] + tuning.STRUCTURAL_FRACTION * within)
+    return [Candidate(chunk, score) for chunk, score in zip(table.chunk_array[ids[kept]].tolist(), scores.tolist())]
 
 
