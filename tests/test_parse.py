@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -22,7 +23,9 @@ from maguyva.index.chunk import (
     significant_chars,
 )
 from maguyva.index.model import ParsedFile
+from maguyva.index.parse import compiled as compiled_module
 from maguyva.index.parse import language_for, parse_file, without_export_macros
+from maguyva.index.parse.languages import LANGUAGES
 from maguyva.index.parse.macros import first_branch_of_unbalanced_conditionals
 from maguyva.lexicon import code_words, split_identifier, stem
 
@@ -856,3 +859,41 @@ def test_the_core_splits_an_ascii_name_as_split_identifier_does(name: str) -> No
     # A name is a name wherever it stands, and a skipped span hides it.
     assert code_words(f"x = {name}(y);".encode()) == expected | code_words(b"x y")
     assert code_words(f"/*{name}*/".encode(), [(0, len(name) + 4)]) == frozenset()
+
+
+def test_a_zig_container_is_of_the_kind_its_keyword_says() -> None:
+    source = b"""const Shape = union(enum) { circle: f32, square: f32 };
+const Handle = opaque {};
+const Flags = packed struct { fast: bool, safe: bool };
+const Wire = extern struct { len: u32 };
+const MODE = enum { fast, slow };
+const LIMIT = 10;
+const Tagged = enum(u8) { one = 1 };
+fn local() void {
+    const Inner = struct { v: u8 };
+    _ = Inner;
+}
+"""
+    kinds = {symbol[0]: symbol[1] for symbol in parse_file("src/kinds.zig", source).symbols}
+    # An enum named in capitals is the enum, not a constant; a container inside a function body
+    # is no declaration of the file.
+    assert kinds == {
+        "Shape": "struct",
+        "Handle": "type",
+        "Flags": "struct",
+        "Wire": "struct",
+        "MODE": "enum",
+        "LIMIT": "constant",
+        "Tagged": "enum",
+        "local": "function",
+    }
+
+
+def test_a_typed_definition_takes_the_first_kind_its_type_matches() -> None:
+    spec = replace(LANGUAGES["zig"], typed_kinds=(("^enum", "enum"), ("^(enum|struct)", "struct"), ("opaque", "type")))
+    typed = compiled_module._compile(spec)
+    assert typed.typed_kind("enum(u8)") == "enum"
+    assert typed.typed_kind("struct") == "struct"
+    # Searched anywhere unless anchored, as a #match? predicate searches.
+    assert typed.typed_kind("packed opaque") == "type"
+    assert typed.typed_kind("error") is None

@@ -34,6 +34,12 @@ class Compiled:
     spec: LanguageSpec
     query: Query
     patterns: tuple[_Pattern, ...]
+    #: `LanguageSpec.typed_kinds`, their patterns compiled.
+    typed_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()
+
+    def typed_kind(self, type_text: str) -> str | None:
+        """The kind of a ``@definition.typed`` whose ``@_type`` capture reads `type_text`."""
+        return next((kind for pattern, kind in self.typed_kinds if pattern.search(type_text)), None)
 
 
 #: Compiled state by language; None for a language whose grammar or query failed to load.
@@ -87,7 +93,7 @@ def _compile(spec: LanguageSpec) -> Compiled:
         _pattern_role(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
         for i in range(query.pattern_count)
     )
-    return Compiled(spec, query, patterns)
+    return Compiled(spec, query, patterns, tuple((re.compile(pattern), kind) for pattern, kind in spec.typed_kinds))
 
 
 _DEFINITION_CAPTURE = re.compile(r"@definition\.(\w+)")

@@ -135,6 +135,12 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             if not names:
                 continue
             node = captures[f"definition.{pattern.kind}"][0]
+            definition_kind = pattern.kind
+            if definition_kind == "typed":
+                typed = compiled.typed_kind(_text(captures["_type"][0]))
+                if typed is None:
+                    continue
+                definition_kind = typed
             key = (node.start_byte, names[0].start_byte)
             previous_definition = found.definitions.get(key)
             if previous_definition is not None and previous_definition.pattern < index:
@@ -143,7 +149,7 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             body = captures.get("body")
             found.definitions[key] = _Definition(
                 node,
-                pattern.kind,
+                definition_kind,
                 names[0],
                 index,
                 receiver[0] if receiver else None,
