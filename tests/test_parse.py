@@ -890,10 +890,53 @@ fn local() void {
 
 
 def test_a_typed_definition_takes_the_first_kind_its_type_matches() -> None:
-    spec = replace(LANGUAGES["zig"], typed_kinds=(("^enum", "enum"), ("^(enum|struct)", "struct"), ("opaque", "type")))
-    typed = compiled_module._compile(spec)
-    assert typed.typed_kind("enum(u8)") == "enum"
-    assert typed.typed_kind("struct") == "struct"
+    rules = (("container", "^enum", "enum"), ("container", "^(enum|struct)", "struct"), ("container", "opaque", "type"))
+    typed = compiled_module._compile(replace(LANGUAGES["zig"], typed_kinds=(*rules, ("keyword", "^enum", "macro"))))
+    assert typed.typed_kind("container", "enum(u8)") == "enum"
+    assert typed.typed_kind("container", "struct") == "struct"
     # Searched anywhere unless anchored, as a #match? predicate searches.
-    assert typed.typed_kind("packed opaque") == "type"
-    assert typed.typed_kind("error") is None
+    assert typed.typed_kind("container", "packed opaque") == "type"
+    assert typed.typed_kind("container", "error") is None
+    # Each group has rules of its own.
+    assert typed.typed_kind("keyword", "enum") == "macro"
+    assert typed.typed_kind("keyword", "struct") is None
+
+
+def test_an_elixir_form_is_of_the_kind_its_keyword_says() -> None:
+    source = b"""defmodule Billing.Ledger do
+  alias Billing.Entry
+  import Billing.Math
+  defstruct [:entries]
+
+  def post(ledger, entry), do: add(ledger, entry)
+  defp add(ledger, entry), do: %{ledger | entries: [entry | ledger.entries]}
+  defguard positive(x) when x > 0
+  defmacro audited(do: body), do: body
+  defmacrop quiet(expr), do: expr
+end
+
+defprotocol Billing.Printable do
+  def render(item)
+end
+"""
+    parsed = parse_file("lib/ledger.ex", source)
+    kinds = {symbol[0]: symbol[1] for symbol in parsed.symbols}
+    # `alias` and `import` take a module as `defmodule` does: they define nothing.
+    assert kinds == {
+        "Ledger": "module",
+        "post": "function",
+        "add": "function",
+        "positive": "function",
+        "audited": "macro",
+        "quiet": "macro",
+        "Printable": "interface",
+        "render": "method",
+    }
+
+
+def test_every_typed_definition_of_a_query_has_rules() -> None:
+    for name, spec in LANGUAGES.items():
+        typed = compiled_module.compiled_for(name)
+        assert typed is not None
+        used = {pattern.kind.removeprefix("typed_") for pattern in typed.patterns if pattern.kind.startswith("typed_")}
+        assert used == set(typed.typed_kinds), name

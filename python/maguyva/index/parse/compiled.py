@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import tree_sitter_language_pack
 from tree_sitter import Parser, Query
@@ -34,12 +34,19 @@ class Compiled:
     spec: LanguageSpec
     query: Query
     patterns: tuple[_Pattern, ...]
-    #: `LanguageSpec.typed_kinds`, their patterns compiled.
-    typed_kinds: tuple[tuple[re.Pattern[str], str], ...] = ()
+    #: `LanguageSpec.typed_kinds` by group, their patterns compiled.
+    typed_kinds: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = field(default_factory=dict)
 
-    def typed_kind(self, type_text: str) -> str | None:
-        """The kind of a ``@definition.typed`` whose ``@_type`` capture reads `type_text`."""
-        return next((kind for pattern, kind in self.typed_kinds if pattern.search(type_text)), None)
+    def typed_kind(self, group: str, type_text: str) -> str | None:
+        """The kind of a ``@definition.typed_<group>`` whose ``@_type`` capture reads `type_text`."""
+        return next((kind for pattern, kind in self.typed_kinds[group] if pattern.search(type_text)), None)
+
+
+def _typed_kinds(spec: LanguageSpec) -> dict[str, tuple[tuple[re.Pattern[str], str], ...]]:
+    groups: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+    for group, pattern, kind in spec.typed_kinds:
+        groups.setdefault(group, []).append((re.compile(pattern), kind))
+    return {group: tuple(rules) for group, rules in groups.items()}
 
 
 #: Compiled state by language; None for a language whose grammar or query failed to load.
@@ -93,7 +100,7 @@ def _compile(spec: LanguageSpec) -> Compiled:
         _pattern_role(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
         for i in range(query.pattern_count)
     )
-    return Compiled(spec, query, patterns, tuple((re.compile(pattern), kind) for pattern, kind in spec.typed_kinds))
+    return Compiled(spec, query, patterns, _typed_kinds(spec))
 
 
 _DEFINITION_CAPTURE = re.compile(r"@definition\.(\w+)")

@@ -136,8 +136,8 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
                 continue
             node = captures[f"definition.{pattern.kind}"][0]
             definition_kind = pattern.kind
-            if definition_kind == "typed":
-                typed = compiled.typed_kind(_text(captures["_type"][0]))
+            if definition_kind.startswith("typed_"):
+                typed = compiled.typed_kind(definition_kind[len("typed_"):], _text(captures["_type"][0]))
                 if typed is None:
                     continue
                 definition_kind = typed

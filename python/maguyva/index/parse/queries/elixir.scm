@@ -1,22 +1,13 @@
 ;; definitions
-(call target: (identifier) @_kw (arguments . (alias) @name)
-    (#eq? @_kw "defmodule")) @definition.module
-(call target: (identifier) @_kw (arguments . (alias) @name)
-    (#eq? @_kw "defprotocol")) @definition.interface
-(call target: (identifier) @_kw
+;; The kind of a form is read from its keyword (`ELIXIR.typed_kinds`): one pattern for the
+;; forms of one shape compiles once, where one a keyword compiled each.
+(call target: (identifier) @_type (arguments . (alias) @name)) @definition.typed_module
+(call target: (identifier) @_type
     (arguments . [
         (call target: (identifier) @name)
         (identifier) @name
         (binary_operator left: (call target: (identifier) @name))
-    ])
-    (#match? @_kw "^(def|defp|defguard|defguardp|defdelegate)$")) @definition.function
-(call target: (identifier) @_kw
-    (arguments . [
-        (call target: (identifier) @name)
-        (identifier) @name
-        (binary_operator left: (call target: (identifier) @name))
-    ])
-    (#match? @_kw "^(defmacro|defmacrop)$")) @definition.macro
+    ])) @definition.typed_def
 
 ;; calls
 (unary_operator operator: "@" operand: (call target: (identifier) @call.ignore))

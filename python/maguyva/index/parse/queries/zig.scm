@@ -4,7 +4,7 @@
 ;; A container's kind is read from its keyword (`ZIG.typed_kinds`): one pattern compiles once,
 ;; where one a kind compiled three times.
 (Decl (VarDecl variable_type_function: (IDENTIFIER) @name
-    (ErrorUnionExpr (SuffixExpr (ContainerDecl (ContainerDeclType) @_type))))) @definition.typed
+    (ErrorUnionExpr (SuffixExpr (ContainerDecl (ContainerDeclType) @_type))))) @definition.typed_container
 (Decl (VarDecl "const" variable_type_function: (IDENTIFIER) @name)
     (#match? @name "^[A-Z][A-Z0-9_]*$")) @definition.constant
 
