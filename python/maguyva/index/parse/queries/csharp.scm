@@ -14,16 +14,18 @@
     (#eq? @_const "const")) @definition.constant
 
 ;; calls
-(invocation_expression function: (identifier) @call.name)
-(invocation_expression function: (generic_name (identifier) @call.name))
-(invocation_expression function: (member_access_expression
-    expression: (_) @call.qualifier name: (identifier) @call.name))
-(invocation_expression function: (member_access_expression
-    expression: (_) @call.qualifier name: (generic_name (identifier) @call.name)))
-(object_creation_expression type: (identifier) @call.name)
-(object_creation_expression type: (generic_name (identifier) @call.name))
-(object_creation_expression type: (qualified_name qualifier: (_) @call.qualifier
-    name: (identifier) @call.name))
+;; One pattern for the forms of a call, one for those of `new` (a pattern a form compiled each).
+(invocation_expression function: [
+    (identifier) @call.name
+    (generic_name (identifier) @call.name)
+    (member_access_expression expression: (_) @call.qualifier name: (identifier) @call.name)
+    (member_access_expression expression: (_) @call.qualifier name: (generic_name (identifier) @call.name))
+])
+(object_creation_expression type: [
+    (identifier) @call.name
+    (generic_name (identifier) @call.name)
+    (qualified_name qualifier: (_) @call.qualifier name: (identifier) @call.name)
+])
 
 ;; receivers: a parameter or a local declared with a type, a local bound to `new T(..)`, and a
 ;; field: a receiver (`this.x`, and its bare name) in every method of its class

@@ -11,9 +11,12 @@
 (typealias_declaration name: (type_identifier) @name) @definition.type
 
 ;; calls
-(call_expression . (simple_identifier) @call.name)
-(call_expression . (navigation_expression target: (_) @call.qualifier
-    suffix: (navigation_suffix suffix: (simple_identifier) @call.name)))
+;; One pattern for both forms: a pattern a form compiled each (about 5 ms apiece).
+(call_expression . [
+    (simple_identifier) @call.name
+    (navigation_expression target: (_) @call.qualifier
+        suffix: (navigation_suffix suffix: (simple_identifier) @call.name))
+])
 
 ;; imports
 (import_declaration (identifier) @import.module) @import
