@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import one_table
 import pytest
 from one_table import table
@@ -180,6 +181,25 @@ def test_code_word_postings_read_once_or_again_are_the_same(repo):
             for order in (words, words[::-1], words[1:3]):
                 got = {w: ids.tolist() for w, ids in reader.code_word_files(order).items()}
                 assert got == {w: expected[w] for w in order if w in expected}
+
+
+def test_code_word_postings_kept_are_those_asked_most_recently(repo, monkeypatch):
+    reader = Index.build(repo).reader
+    sizes = {w: len(ids) for w, ids in reader.code_word_files(["retri", "sess", "pars"]).items()}
+    assert set(sizes) == {"retri", "sess", "pars"}
+    fresh = Index.open(repo).reader
+    reads: list[str] = []
+    read = fresh.segments.code_words
+    monkeypatch.setattr(fresh.segments, "code_words", lambda words: reads.extend(words) or read(words))
+    # Room for any two of the three postings, not for all three (each counts its ids and one more).
+    cap = sum(n + 1 for n in sizes.values()) - 1
+    with config.using(config.DEFAULT.but(CODE_WORD_CACHE_ENTRIES=cap)):
+        for word in ("retri", "sess", "retri", "pars", "retri", "sess"):
+            fresh.code_word_files([word])
+    # "retri", asked again before "pars" came, stayed; "sess" was the least recent then.
+    assert reads == ["retri", "sess", "pars", "sess"]
+    assert fresh._code_word_entries <= cap
+    assert all(ids is None or ids.dtype == np.uint32 for ids in fresh._code_words.values())
 
 
 def test_incremental_rebuild_equals_full_rebuild_and_redoes_only_changes(repo, tmp_path):

@@ -181,8 +181,10 @@ class Tuning:
     AGREEMENT_SHORTEST_STEM_PREFIX: int = 4
     #: Folders above a file whose names count for `deep_path_share` (the file's own folder included).
     DEEP_FOLDERS: int = 3
-    #: File ids of code-word postings an open index keeps in memory once read (8 bytes each).
-    CODE_WORD_CACHE_ENTRIES: int = 1_000_000
+    #: File ids of code-word postings an open index keeps in memory once read (4 bytes each; the
+    #: least recently asked words are dropped past it): 16 MB, the words of a few hundred
+    #: questions at 59,000 files (60 questions' 194 words spell 1.4 million files there).
+    CODE_WORD_CACHE_ENTRIES: int = 4_000_000
     #: Distinct identifiers whose split and stemmed words the process keeps (`symbols._Vocabulary`):
     #: each new generation of an index builds its symbol tables again from the same names.
     TOKEN_PARTS_CACHE_ENTRIES: int = 500_000
