@@ -10,8 +10,11 @@
 (instance patterns: (type_patterns . (_) @name)) @definition.scope
 
 ;; calls
-(apply function: (variable) @call.name)
-(apply function: (qualified module: (_) @call.qualifier id: (variable) @call.name))
+;; One pattern for both forms: a pattern a form compiled each.
+(apply function: [
+    (variable) @call.name
+    (qualified module: (_) @call.qualifier id: (variable) @call.name)
+])
 
 ;; imports
 (import module: (module) @import.module) @import

@@ -10,12 +10,17 @@
     (#match? @name "^[A-Z]"))
 
 ;; calls
-(call_expression function: (identifier) @call.name)
-(call_expression function: (field_expression value: (_) @call.qualifier
-    field: (identifier) @call.name))
-(call_expression function: (generic_function function: (identifier) @call.name))
-(instance_expression (type_identifier) @call.name)
-(instance_expression (generic_type type: (type_identifier) @call.name))
+;; The forms of a call, and of `new`, each an alternative of one pattern: a pattern a form
+;; compiled each.
+(call_expression function: [
+    (identifier) @call.name
+    (field_expression value: (_) @call.qualifier field: (identifier) @call.name)
+    (generic_function function: (identifier) @call.name)
+])
+(instance_expression [
+    (type_identifier) @call.name
+    (generic_type type: (type_identifier) @call.name)
+])
 
 ;; imports
 (import_declaration (identifier) @import.module.part) @import
