@@ -208,7 +208,8 @@ def _build_index(
                 stages={"walk+check": time.perf_counter() - clock},
             )  # fmt: skip
         # The walk says which languages the files are in: their queries compile meanwhile. An
-        # update parses only what it reads, so it waits to know which files those are.
+        # update parses only what it reads, and compiles a language when it first parses one (a
+        # pass over every file to find them first cost more than it saved).
         first_build = rebuild or _current_name(index_dir) is None
         if first_build:
             _compile_languages(path for path, _, _ in walked)
@@ -219,8 +220,6 @@ def _build_index(
         with contextlib.closing(previous):
             earlier_text = previous.text_index(walked, max_file_size, include_secrets)
             contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
-            if not first_build:
-                _compile_languages(path for (path, _, _), content in zip(walked, contents) if isinstance(content, bytes))
             stages["walk+read"] = time.perf_counter() - clock
 
             generation: Path | None = None
@@ -557,6 +556,7 @@ class Previous:
     file_roles: list[tuple[str | None, int, str | None]] = field(default_factory=list)
     #: Its `files` rows as stored (`store.file_rows`).
     file_rows: Sequence[tuple[Any, ...]] = ()
+    _file_ids: tuple[EarlierGraph, dict[str, int]] | None = field(default=None, repr=False)
 
     def close(self) -> None:
         if self.segments is not None:
@@ -568,8 +568,13 @@ class Previous:
         return self.graph is not None and self.graph.paths == [r.path for r in records]
 
     def file_ids(self) -> dict[str, int]:
-        """The previous generation's file id of each of its files."""
-        return {path: i for i, path in enumerate(self.graph.paths)} if self.graph is not None else {}
+        """The previous generation's file id of each of its files (made once for its graph; not
+        to be changed by the caller)."""
+        if self.graph is None:
+            return {}
+        if self._file_ids is None or self._file_ids[0] is not self.graph:
+            self._file_ids = (self.graph, {path: i for i, path in enumerate(self.graph.paths)})
+        return self._file_ids[1]
 
     def references(self, file_ids: Sequence[int]) -> dict[int, list[Reference]]:
         """The references of the previous generation's files `file_ids`, read from its segments."""
