@@ -42,6 +42,15 @@ def test_path_words_split_names_and_the_folder():
         "rowprinter", "row", "printer", "http_client", "http", "client"
     }
     assert path_words("trie.go") == {"trie"}
+    # A name that starts with a dot is its own stem; an empty folder adds nothing; a folder's
+    # words come with each of its files.
+    assert path_words("lib/.eslintrc.js") == {".eslintrc.js", "eslintrc", "js", "lib"}
+    assert path_words("a//b.py") == {"b"}
+    for name in ("parseJSON_v2.go", "server.go"):
+        assert {"httpserver", "http", "server"} <= path_words(f"src/HTTPServer/{name}")
+    assert path_words("src/HTTPServer/parseJSON_v2.go") == {
+        "parsejson_v2", "parse", "json", "v2", "httpserver", "http", "server"
+    }
 
 
 def test_matched_share_counts_words_and_prefixes():

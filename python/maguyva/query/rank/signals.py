@@ -163,12 +163,14 @@ def windows_ports(reader: IndexReader) -> frozenset[int]:
 def path_words(path: str) -> frozenset[str]:
     """The lower-cased words of a file's name (without extension) and of its folder."""
     *folders, name = path.split("/")
-    stem = name.split(".")[0] or name
-    words = {stem.lower(), *(p.lower() for p in split_identifier(stem))}
-    if folders:
-        words.add(folders[-1].lower())
-        words.update(p.lower() for p in split_identifier(folders[-1]))
-    return frozenset(w for w in words if w)
+    words = _part_words(name.split(".")[0] or name)
+    return words | _part_words(folders[-1]) if folders else words
+
+
+@lru_cache(maxsize=65536)
+def _part_words(part: str) -> frozenset[str]:
+    """A path part lower-cased whole and split into its words (a folder's files share its)."""
+    return frozenset(w for w in (part.lower(), *(p.lower() for p in split_identifier(part))) if w)
 
 
 def question_words(query: str, name_parts: bool = False) -> frozenset[str]:
