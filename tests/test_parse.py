@@ -940,3 +940,24 @@ def test_every_typed_definition_of_a_query_has_rules() -> None:
         assert typed is not None
         used = {pattern.kind.removeprefix("typed_") for pattern in typed.patterns if pattern.kind.startswith("typed_")}
         assert used == set(typed.typed_kinds), name
+
+
+_SUFFIXED = st.builds(
+    lambda head, tail: head + tail,
+    st.text(alphabet="abcdelorstuyzAEIOUXY", min_size=0, max_size=8),
+    st.sampled_from(
+        ["", "ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate", "ions", "ion", "ences", "ence",
+         "ings", "ing", "ers", "er", "ies", "ied", "ed", "sses", "ches", "shes", "xes", "zes", "s", "ss", "us",
+         "is", "e", "y", "ay", "tted", "lled", "ting", "zzing", "ser", "ying"]
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SUFFIXED, min_size=1, max_size=6))
+def test_the_core_stems_the_names_of_a_source_as_stem_does(names: list[str]) -> None:
+    from maguyva._core import name_stems, name_words
+
+    source = " ".join(f"{name}_x({name.upper()})" for name in names).encode()
+    assert name_stems(source, []) == [stem(word) for word in name_words(source, [])]
+    assert code_words(source) == frozenset(map(stem, name_words(source, [])))

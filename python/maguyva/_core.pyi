@@ -242,6 +242,10 @@ def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
     appear: each identifier cut as `lexicon.split_identifier` cuts it, the parts of three letters
     or more made of letters only, lowercased."""
 
+def name_stems(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
+    """The stems (`maguyva.lexicon.stem`) of `name_words(source, skip)`, in the same order (a
+    stem may come more than once)."""
+
 def text_tokens(
     texts: list[str],
 ) -> tuple[list[str], npt.NDArray[np.uint32], npt.NDArray[np.uint32], list[int]]:

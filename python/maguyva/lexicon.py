@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from maguyva._core import name_words
+from maguyva._core import name_stems, name_words
 
 # One word of an identifier: an acronym before a capitalised word (the "HTTP" of "HTTPServer"),
 # a capitalised or lowercase word, a run of capitals, each with the digits that follow it; or a
@@ -175,9 +175,9 @@ def code_words(source: bytes, skip: list[tuple[int, int]] | None = None) -> froz
     `split_identifier` splits them, the words of three letters or more made of letters only
     (`parseHTTPConfig2` -> pars, http), leaving out the byte ranges `skip` (start, end: a file's
     comments). The index records them per file, and `coverage_words` reads a question the same
-    way. The core does the splitting (`maguyva._core.name_words`): an index build meets every
-    name of a repository once."""
-    return frozenset(map(stem, name_words(source, skip or [])))
+    way. The core does the splitting and the stemming (`maguyva._core.name_stems`): an index
+    build meets every name of a repository once."""
+    return frozenset(name_stems(source, skip or []))
 
 
 def coverage_words(question: str) -> frozenset[str]:

@@ -220,6 +220,97 @@ pub fn text_tokens<'a>(texts: &[Option<&'a str>]) -> TextTokens<'a> {
     found
 }
 
+/// Suffixes in the order they are tried: (suffix, replacement, letters that must remain), as
+/// `maguyva.lexicon` lists them.
+const SUFFIXES: [(&str, &str, usize); 25] = [
+    ("ations", "", 3),
+    ("ation", "", 3),
+    ("ators", "", 3),
+    ("ator", "", 3),
+    ("ating", "", 3),
+    ("ated", "", 3),
+    ("ates", "", 3),
+    ("ate", "", 3),
+    ("ions", "", 3),
+    ("ion", "", 3),
+    ("ences", "", 3),
+    ("ence", "", 3),
+    ("ings", "", 3),
+    ("ing", "", 3),
+    ("ers", "", 3),
+    ("er", "", 3),
+    ("ies", "i", 3),
+    ("ied", "i", 3),
+    ("ed", "", 4),
+    ("sses", "ss", 3),
+    ("ches", "ch", 3),
+    ("shes", "sh", 3),
+    ("xes", "x", 3),
+    ("zes", "z", 3),
+    ("s", "", 3),
+];
+/// Verbs in "-er" lose it too once their own ending is gone.
+const AGENT: [(&str, &str, usize); 1] = [("er", "", 3)];
+/// After these a doubled final consonant is undoubled, unless it is one of `KEEP_DOUBLE`.
+const UNDOUBLE: [&str; 5] = ["ing", "ings", "ed", "er", "ers"];
+const KEEP_DOUBLE: &[u8] = b"lsz";
+/// Endings of words whose final "s" is not a plural's.
+const NOT_PLURAL: [&str; 3] = ["ss", "us", "is"];
+
+/// The key a word shares with its inflected and derived forms, as `maguyva.lexicon.stem` gives
+/// it, for a word of ASCII bytes; `None` for a word with a byte past ASCII (whose letters are
+/// Unicode's to tell).
+///
+/// ```
+/// use maguyva_core::names::stem_ascii;
+///
+/// assert_eq!(stem_ascii("filtering").as_deref(), Some("filt"));
+/// assert_eq!(stem_ascii("entries").as_deref(), Some("entri"));
+/// assert_eq!(stem_ascii("v2"), Some("v2".to_string())); // not letters only: as it is
+/// assert_eq!(stem_ascii("café"), None);
+/// ```
+pub fn stem_ascii(word: &str) -> Option<String> {
+    if !word.is_ascii() {
+        return None;
+    }
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Some(word.to_string());
+    }
+    let mut stemmed = strip(word, &SUFFIXES);
+    stemmed = strip(&stemmed, &AGENT);
+    let bytes = stemmed.as_bytes();
+    let n = bytes.len();
+    if n > 3 && bytes[n - 1] == b'e' {
+        stemmed.truncate(n - 1);
+    } else if n > 3 && bytes[n - 1] == b'y' && !b"aeiou".contains(&bytes[n - 2]) {
+        stemmed.truncate(n - 1);
+        stemmed.push('i');
+    }
+    Some(stemmed)
+}
+
+/// `word` without the first of `suffixes` it ends with that leaves enough letters.
+fn strip(word: &str, suffixes: &[(&str, &str, usize)]) -> String {
+    for &(suffix, replacement, keep) in suffixes {
+        let Some(base) = word.strip_suffix(suffix) else { continue };
+        let b = base.as_bytes();
+        let doubled = b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2];
+        if base.len() < keep && !(suffix == "ed" && base.len() == 3 && doubled) {
+            continue;
+        }
+        if suffix == "s" && NOT_PLURAL.iter().any(|ending| word.ends_with(ending)) {
+            continue;
+        }
+        let mut base = base.to_string();
+        if UNDOUBLE.contains(&suffix) && base.len() > 3 && doubled && !KEEP_DOUBLE.contains(&b[b.len() - 1]) {
+            base.pop();
+        }
+        base.push_str(replacement);
+        return base;
+    }
+    word.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +358,22 @@ mod tests {
         assert_eq!(names("foobar", &[(3, 3), (3, 4)]), ["foo", "ar"]);
         // Overlapping, unsorted and out-of-range parts.
         assert_eq!(names("one two three four", &[(8, 13), (4, 10), (17, 99)]), ["one", "fou"]);
+    }
+
+    #[test]
+    fn a_word_shares_its_stem_with_its_forms() {
+        let cases = [
+            ("filtering", "filt"), ("filters", "filt"), ("referred", "ref"), ("reference", "ref"),
+            ("entries", "entri"), ("entry", "entri"), ("retried", "retri"), ("stopped", "stop"),
+            ("getter", "get"), ("installing", "install"), ("passes", "pass"), ("buzzing", "buzz"),
+            ("status", "status"), ("analysis", "analysis"), ("configuration", "configur"),
+            ("validators", "valid"), ("churches", "church"), ("added", "add"), ("fed", "fed"),
+            ("used", "used"), ("caching", "cach"), ("day", "day"), ("HTTP", "HTTP"), ("Running", "Run"),
+        ];
+        for (word, stem) in cases {
+            assert_eq!(stem_ascii(word).as_deref(), Some(stem), "{word}");
+        }
+        assert_eq!(stem_ascii("naïve"), None);
     }
 
     #[test]

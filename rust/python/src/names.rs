@@ -1,12 +1,13 @@
 //! The words of the names a source spells outside the parts left out.
 
-use maguyva_core::names::{distinct_words, text_tokens as tokens_of_texts};
+use maguyva_core::names::{distinct_words, stem_ascii, text_tokens as tokens_of_texts};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(name_words, m)?)?;
+    m.add_function(wrap_pyfunction!(name_stems, m)?)?;
     m.add_function(wrap_pyfunction!(text_tokens, m)?)?;
     Ok(())
 }
@@ -33,4 +34,15 @@ fn text_tokens<'py>(
 #[pyo3(signature = (source, skip = Vec::new()))]
 fn name_words(py: Python<'_>, source: &[u8], skip: Vec<(usize, usize)>) -> Vec<String> {
     py.detach(|| distinct_words(source, &skip))
+}
+
+/// The stems (`maguyva.lexicon.stem`) of `name_words(source, skip)`, in the same order (a stem
+/// may come more than once).
+#[pyfunction]
+#[pyo3(signature = (source, skip = Vec::new()))]
+fn name_stems(py: Python<'_>, source: &[u8], skip: Vec<(usize, usize)>) -> Vec<String> {
+    py.detach(|| {
+        // Letters only: every word is ASCII, and has a stem.
+        distinct_words(source, &skip).into_iter().map(|word| stem_ascii(&word).unwrap_or(word)).collect()
+    })
 }
