@@ -242,6 +242,16 @@ def name_words(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
     appear: each identifier cut as `lexicon.split_identifier` cuts it, the parts of three letters
     or more made of letters only, lowercased."""
 
+#: The stemmer's tables (`maguyva.lexicon.stem` reads them): suffixes tried in order as
+#: (suffix, replacement, letters that must remain), the agent suffix likewise, the suffixes after
+#: which a doubled consonant is undoubled, the consonants kept doubled, and the endings of words
+#: whose final "s" is not a plural's.
+STEM_SUFFIXES: list[tuple[str, str, int]]
+STEM_AGENT: list[tuple[str, str, int]]
+STEM_UNDOUBLE: list[str]
+STEM_KEEP_DOUBLE: str
+STEM_NOT_PLURAL: list[str]
+
 def name_stems(source: bytes, skip: list[tuple[int, int]] = ...) -> list[str]:
     """The stems (`maguyva.lexicon.stem`) of `name_words(source, skip)`, in the same order (a
     stem may come more than once)."""

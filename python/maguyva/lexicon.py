@@ -27,7 +27,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from maguyva._core import name_stems, name_words
+from maguyva._core import (
+    STEM_AGENT,
+    STEM_KEEP_DOUBLE,
+    STEM_NOT_PLURAL,
+    STEM_SUFFIXES,
+    STEM_UNDOUBLE,
+    name_stems,
+    name_words,
+)
 
 # One word of an identifier: an acronym before a capitalised word (the "HTTP" of "HTTPServer"),
 # a capitalised or lowercase word, a run of capitals, each with the digits that follow it; or a
@@ -60,39 +68,14 @@ STOPWORDS = frozenset(
     with would you your yours yourself yourselves""".split()
 )
 
-# Suffixes in the order they are tried: (suffix, replacement, letters that must remain).
-_SUFFIXES = (
-    ("ations", "", 3),
-    ("ation", "", 3),
-    ("ators", "", 3),
-    ("ator", "", 3),
-    ("ating", "", 3),
-    ("ated", "", 3),
-    ("ates", "", 3),
-    ("ate", "", 3),
-    ("ions", "", 3),
-    ("ion", "", 3),
-    ("ences", "", 3),
-    ("ence", "", 3),
-    ("ings", "", 3),
-    ("ing", "", 3),
-    ("ers", "", 3),
-    ("er", "", 3),
-    ("ies", "i", 3),
-    ("ied", "i", 3),
-    ("ed", "", 4),
-    ("sses", "ss", 3),
-    ("ches", "ch", 3),
-    ("shes", "sh", 3),
-    ("xes", "x", 3),
-    ("zes", "z", 3),
-    ("s", "", 3),
-)
-# After "-ing", "-ed" and "-er" a doubled final consonant is undoubled (stopped, getter); "ll",
-# "ss" and "zz" are usually part of the word (install, pass, buzz).
-_UNDOUBLE = frozenset("ing ings ed er ers".split())
-_KEEP_DOUBLE = frozenset("lsz")
-_NOT_PLURAL = ("ss", "us", "is")
+# Suffixes in the order they are tried: (suffix, replacement, letters that must remain). After
+# "-ing", "-ed" and "-er" a doubled final consonant is undoubled (stopped, getter); "ll", "ss" and
+# "zz" are usually part of the word (install, pass, buzz). The core's tables, with which it stems
+# ASCII words itself (`names::stem_ascii`): one list for both.
+_SUFFIXES: tuple[tuple[str, str, int], ...] = tuple(STEM_SUFFIXES)
+_UNDOUBLE = frozenset(STEM_UNDOUBLE)
+_KEEP_DOUBLE = frozenset(STEM_KEEP_DOUBLE)
+_NOT_PLURAL = tuple(STEM_NOT_PLURAL)
 
 
 def split_identifier(identifier: str) -> list[str]:
@@ -186,7 +169,7 @@ def coverage_words(question: str) -> frozenset[str]:
     return frozenset(stem(w) for w in name_words(question.encode("utf-8", errors="replace")) if w not in STOPWORDS)
 
 
-_AGENT = (("er", "", 3),)
+_AGENT: tuple[tuple[str, str, int], ...] = tuple(STEM_AGENT)
 _VOWELS = frozenset("aeiou")
 
 

@@ -220,9 +220,9 @@ pub fn text_tokens<'a>(texts: &[Option<&'a str>]) -> TextTokens<'a> {
     found
 }
 
-/// Suffixes in the order they are tried: (suffix, replacement, letters that must remain), as
-/// `maguyva.lexicon` lists them.
-const SUFFIXES: [(&str, &str, usize); 25] = [
+/// Suffixes in the order [`stem_ascii`] tries them: (suffix, replacement, letters that must
+/// remain). `maguyva.lexicon.stem` reads the same tables (for words past ASCII).
+pub const SUFFIXES: [(&str, &str, usize); 25] = [
     ("ations", "", 3),
     ("ation", "", 3),
     ("ators", "", 3),
@@ -250,12 +250,13 @@ const SUFFIXES: [(&str, &str, usize); 25] = [
     ("s", "", 3),
 ];
 /// Verbs in "-er" lose it too once their own ending is gone.
-const AGENT: [(&str, &str, usize); 1] = [("er", "", 3)];
+pub const AGENT: [(&str, &str, usize); 1] = [("er", "", 3)];
 /// After these a doubled final consonant is undoubled, unless it is one of `KEEP_DOUBLE`.
-const UNDOUBLE: [&str; 5] = ["ing", "ings", "ed", "er", "ers"];
-const KEEP_DOUBLE: &[u8] = b"lsz";
+pub const UNDOUBLE: [&str; 5] = ["ing", "ings", "ed", "er", "ers"];
+/// Consonants left doubled (install, pass, buzz).
+pub const KEEP_DOUBLE: &str = "lsz";
 /// Endings of words whose final "s" is not a plural's.
-const NOT_PLURAL: [&str; 3] = ["ss", "us", "is"];
+pub const NOT_PLURAL: [&str; 3] = ["ss", "us", "is"];
 
 /// The key a word shares with its inflected and derived forms, as `maguyva.lexicon.stem` gives
 /// it, for a word of ASCII bytes; `None` for a word with a byte past ASCII (whose letters are
@@ -302,7 +303,7 @@ fn strip(word: &str, suffixes: &[(&str, &str, usize)]) -> String {
             continue;
         }
         let mut base = base.to_string();
-        if UNDOUBLE.contains(&suffix) && base.len() > 3 && doubled && !KEEP_DOUBLE.contains(&b[b.len() - 1]) {
+        if UNDOUBLE.contains(&suffix) && base.len() > 3 && doubled && !KEEP_DOUBLE.as_bytes().contains(&b[b.len() - 1]) {
             base.pop();
         }
         base.push_str(replacement);

@@ -1,6 +1,6 @@
 //! The words of the names a source spells outside the parts left out.
 
-use maguyva_core::names::{distinct_words, stem_ascii, text_tokens as tokens_of_texts};
+use maguyva_core::names::{distinct_words, stem_ascii, text_tokens as tokens_of_texts, AGENT, KEEP_DOUBLE, NOT_PLURAL, SUFFIXES, UNDOUBLE};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -8,6 +8,12 @@ use pyo3::types::PyString;
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(name_words, m)?)?;
     m.add_function(wrap_pyfunction!(name_stems, m)?)?;
+    // The stemmer's tables, which `maguyva.lexicon.stem` reads: one list for both stemmers.
+    m.add("STEM_SUFFIXES", SUFFIXES.to_vec())?;
+    m.add("STEM_AGENT", AGENT.to_vec())?;
+    m.add("STEM_UNDOUBLE", UNDOUBLE.to_vec())?;
+    m.add("STEM_KEEP_DOUBLE", KEEP_DOUBLE)?;
+    m.add("STEM_NOT_PLURAL", NOT_PLURAL.to_vec())?;
     m.add_function(wrap_pyfunction!(text_tokens, m)?)?;
     Ok(())
 }
