@@ -173,8 +173,7 @@ def test_search_releases_the_gil():
 
     def scan():
         window.append(time.perf_counter())
-        # Enough queries that the scan lasts tens of milliseconds on a fast machine too (40
-        # took 19 ms on one, too short to tell).
+        # Enough queries that the scan lasts tens of milliseconds on a fast machine too.
         maguyva.hamming_top_k(codes, codes[:200], 10, threads=1)
         window.append(time.perf_counter())
         done.set()

@@ -193,16 +193,18 @@ def _rank(
     chunks = table.chunk_array[ids[order]]
     placed = np.flatnonzero(chunks >= 0)
     _, first = np.unique(chunks[placed], return_index=True)
-    kept = order[placed[np.sort(first)][:limit]]
-    in_degree = table.in_degree[ids[kept]]
-    # Term by term as written per symbol before, so that every score is the same to the last bit.
+    picked = placed[np.sort(first)][:limit]  # positions in `order`
+    kept = order[picked]
+    chosen = ids[kept]
+    in_degree = table.in_degree[chosen]
+    # Term by term in the formula's order: floating-point sums depend on it.
     within = (
         tuning.STRUCTURAL_WEIGHT_MATCH * qualities[kept] + tuning.STRUCTURAL_WEIGHT_KIND * preference_of_code[kind_codes[kept]]
-        + tuning.STRUCTURAL_WEIGHT_PRIMARY * table.primary[ids[kept]]
+        + tuning.STRUCTURAL_WEIGHT_PRIMARY * table.primary[chosen]
         + tuning.STRUCTURAL_WEIGHT_DEGREE * in_degree / (in_degree + tuning.STRUCTURAL_DEGREE_HALF)
     )  # fmt: skip
     # Non-increasing down the list: a lower tier's best never passes a higher one's last.
     scores = np.minimum.accumulate(_TIER_BASES[tiers[kept]] + tuning.STRUCTURAL_FRACTION * within)
-    return [Candidate(chunk, score) for chunk, score in zip(table.chunk_array[ids[kept]].tolist(), scores.tolist())]
+    return [Candidate(chunk, score) for chunk, score in zip(chunks[picked].tolist(), scores.tolist())]
 
 
