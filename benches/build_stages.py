@@ -1,10 +1,10 @@
-"""A cold build's stages, and the time spent in the graph's resolution inside its write.
+"""A cold build's stages, and the time spent in its parsing, its graph's resolution and its write.
 
     python benches/build_stages.py ROOT INDEX_DIR [--label NAME]
 
 Builds ROOT into INDEX_DIR from nothing (`rebuild=True`) and prints the total, the build's own
 stages (`BuildSummary.stages`) and the wall time inside `collect_records` (reading and parsing),
-`write_generation` and, inside it, `dependency_edges` (the graph resolved). Another checkout is
+`dependency_edges` (the graph resolved) and `write_generation`. Another checkout is
 measured by putting its sources first: `PYTHONPATH=OTHER/python python benches/build_stages.py ...`.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import timed_steps  # noqa: E402
 
-#: Steps of the build timed inside it (wall time; `dependency_edges` runs inside `write_generation`).
+#: Steps of the build timed inside it (wall time).
 STEPS = [("maguyva.index.build", name) for name in ("collect_records", "write_generation", "dependency_edges")]
 
 

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -424,6 +425,71 @@ def test_a_failed_build_leaves_the_previous_index_usable(repo, monkeypatch):
     assert snapshot(index_dir) == before
     assert [p.name for p in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]
     assert build_index(repo).parsed_files == 1
+
+
+def test_a_small_builds_trigram_index_made_beside_its_parse_is_the_one_made_before_it(repo, tmp_path):
+    beside = build_index(repo, tmp_path / "beside")
+    first = build_index(repo, tmp_path / "first", tuning=config.DEFAULT.but(BESIDE_MAX_BYTES=0))
+    assert beside.parsed_files == first.parsed_files == 6
+    assert snapshot(tmp_path / "beside") == snapshot(tmp_path / "first")
+    for part in (store.TEXT_INDEX, store.TEXT_DELTA):
+        made = [(store.current_generation(tmp_path / name) / part).read_bytes() for name in ("beside", "first")]
+        assert made[0] == made[1]
+
+
+class FailingEmbedder(CountingEmbedder):
+    """Fails the way a model file that cannot be read does."""
+
+    def embed_documents(self, texts):
+        raise PermissionError(13, "the model's weights cannot be read")
+
+
+def test_an_embedding_that_fails_beside_the_graph_fails_the_build_as_itself(repo):
+    Index.build(repo)
+    index_dir = store.default_index_dir(repo)
+    before = snapshot(index_dir)
+    (repo / "pkg/retry.py").write_text("def retry():\n    pass\n")
+    with pytest.raises(PermissionError, match="cannot be read") as raised:
+        build_index(repo, embedder=FailingEmbedder())
+    assert not isinstance(raised.value, store.IndexWriteError)
+    assert snapshot(index_dir) == before
+    assert [p.name for p in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]
+
+
+def test_a_build_that_fails_beside_its_embedding_stops_it_before_the_next_group(repo, monkeypatch):
+    made: dict[str, build_module.Beside] = {}
+
+    class Recorded(build_module.Beside):
+        def __init__(self, step, name):
+            super().__init__(step, name)
+            made[name] = self
+
+    embedding = threading.Event()
+
+    class Waiting(CountingEmbedder):
+        """Embeds its first group once the build has asked it to stop."""
+
+        def embed_documents(self, texts):
+            embedding.set()
+            for _ in range(1000):
+                if "embed" in made and made["embed"].stop.is_set():
+                    break
+                time.sleep(0.01)
+            return super().embed_documents(texts)
+
+    def failing(records, previous):
+        assert embedding.wait(10)
+        raise RuntimeError("the graph could not be resolved")
+
+    monkeypatch.setattr(build_module, "Beside", Recorded)
+    monkeypatch.setattr(build_module, "dependency_edges", failing)
+    embedder = Waiting()
+    with pytest.raises(RuntimeError, match="could not be resolved"):
+        build_index(repo, embedder=embedder, tuning=config.DEFAULT.but(EMBED_GROUP_CHUNKS=1))
+    # One file's chunks were embedded (the first group), and none of the other five files'.
+    assert embedder.embedded
+    assert len({text.split("\n", 1)[0] for text in embedder.embedded}) == 1
+    assert not list(store.default_index_dir(repo).glob("gen-*"))
 
 
 def test_killed_build_process_leaves_the_previous_index_usable(repo):

@@ -215,6 +215,10 @@ class Tuning:
     #: Files to parse, in bytes, from which workers kept ready from an earlier build help (they
     #: cost only the pipe and the pickling: about even at 200 KB, 0.13 -> 0.09 s at 440 KB).
     PARSE_KEPT_MIN_BYTES: int = 300_000
+    #: Bytes of files read up to which a build runs its native steps beside its Python ones (the
+    #: trigram index beside the parse, the embedding beside the graph): above it, the memory
+    #: they would hold at once matters more than the time saved.
+    BESIDE_MAX_BYTES: int = 32_000_000
     #: Seconds a ready worker is kept after its last batch for the process's next build.
     PARSE_WORKER_KEEP_SECONDS: float = 120.0
     #: At most this many worker processes parse beside the building process.

@@ -23,14 +23,15 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from maguyva._core import CorruptIndexError, TrigramIndex, read_files
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import gc_pause, graph, heap, roles, store
+from maguyva.index.beside import Beside
 from maguyva.index.chunk import MAX_CHUNK_CHARS
 from maguyva.index.freshness import (
     DEFAULT_MAX_FILE_SIZE,
@@ -60,6 +62,8 @@ from maguyva.lexicon import TYPE_KINDS
 #: Characters of a chunk's text given to the embedder: four times the longest chunk that lines
 #: can make (MAX_CHUNK_CHARS), so only a chunk of one very long line is ever cut.
 EMBED_MAX_CHARS = 4 * MAX_CHUNK_CHARS
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -225,43 +229,75 @@ def _build_index(
             generation: Path | None = None
             writing = True  # whether a failure now is a failed write (not one of parsing or embedding)
             try:
-                clock = time.perf_counter()
                 # Generations no reader pins any more, and what interrupted builds left.
                 store.collect(index_dir)
-                generation = store.new_generation(index_dir)
-                # The trigram index first, while the contents are all the build holds: built after
-                # the parse it would sit on top of every parsed record (the peak of a large build).
+                generation = made = store.new_generation(index_dir)
                 readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
-                layered = write_text_index(generation, readable, previous, earlier_text)
+                # A small build runs its native steps (the GIL released) beside its Python ones: on
+                # two cores it then waits for the longer of them, not for both. A large build keeps
+                # them apart, each step's memory freed before the next one's is taken.
+                small = sum(len(content) for _, content in readable if content is not None) <= config.current().BESIDE_MAX_BYTES
+                # The trigram index of a small full build is built beside its parse. Otherwise it
+                # comes first, while the contents are all the build holds: built beside or after the
+                # parse it would sit on top of every parsed record; an update's merges little.
+                text_index = Beside(lambda _: _timed(write_text_index, made, readable, previous, earlier_text), "text")
+                beside = small and earlier_text is None
+                if not beside:
+                    layered, stages["text index"] = text_index.result()
+                    heap.release()  # the trigram index's build, freed in the core's threads
                 del readable, earlier_text
-                heap.release()  # the trigram index's build, freed in the core's threads
-                stages["text index"] = time.perf_counter() - clock
 
                 writing = False
                 clock = time.perf_counter()
                 skipped = Counter(walk_skipped)
                 skipped_files: list[SkippedFile] = []
-                records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
+                try:
+                    records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
+                except BaseException:
+                    text_index.cancel()
+                    raise
                 del contents  # parsed: no stage needs the files' contents any more
-                heap.release()
                 stages["parse"] = time.perf_counter() - clock
+                if beside:
+                    writing = True
+                    layered, stages["text index"] = text_index.result()
+                    writing = False
+                heap.release()
 
+                # A small build's embedding works beside the graph's resolution and the rows' writing,
+                # which wait for its codes only at the end. A large build's comes first: the chunks'
+                # texts, dropped as they are embedded, are gone before the graph takes its memory.
                 clock = time.perf_counter()
-                embedded = embed_missing(records, model, progress, warnings)
-                stages["embed"] = time.perf_counter() - clock
+                embedding = Beside(lambda stop: _timed(embed_missing, records, model, progress, warnings, stop), "embed")
+                embedded = 0
 
-                writing = True
-                clock = time.perf_counter()
-                walk_state = {
-                    "walked_at_ns": walked_at_ns,
-                    "max_file_size": max_file_size,
-                    "include_secrets": include_secrets,
-                    "scope": list(scope),
-                    "skipped_files": [list(f) for f in skipped_files],
-                }
-                counts, file_rows = write_generation(
-                    generation, root, records, model, dict(+skipped), walk_state, previous, layered
-                )
+                def codes_ready() -> None:
+                    nonlocal embedded, writing
+                    if "embed" not in stages:
+                        writing = False  # a failed embedding is not a failed write
+                        embedded, stages["embed"] = embedding.result()
+                        writing = True
+
+                try:
+                    if not small:
+                        codes_ready()
+                    edges = dependency_edges(records, previous)
+                    stages["graph"] = time.perf_counter() - clock
+
+                    writing = True
+                    clock = time.perf_counter()
+                    walk_state = {
+                        "walked_at_ns": walked_at_ns,
+                        "max_file_size": max_file_size,
+                        "include_secrets": include_secrets,
+                        "scope": list(scope),
+                        "skipped_files": [list(f) for f in skipped_files],
+                    }
+                    counts, file_rows = write_generation(
+                        generation, root, records, model, edges, codes_ready, dict(+skipped), walk_state, previous, layered
+                    )
+                finally:
+                    embedding.cancel()
                 store.seal(generation, previous.generation)
                 # What the generation's reader, and the next update, would read back (once sealed:
                 # the seal dates its database file).
@@ -481,8 +517,10 @@ def embed_missing(
     model: Embedder,
     progress: Progress,
     warnings: list[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> int:
-    """Give every record without codes its chunks' codes; return how many chunks that took.
+    """Give every record without codes its chunks' codes; return how many chunks that took
+    (`stop`, once set, ends it before the next group: the build it serves has failed).
     Records are embedded a group of about `config.EMBED_GROUP_CHUNKS` chunks at a time, and a
     chunk's text, there only to be embedded, is dropped once it is: the texts handed to the
     embedder never all exist at once, nor do the chunks' texts outlive their codes (the memory
@@ -501,6 +539,8 @@ def embed_missing(
     embedded = 0
     try:
         for group in _record_groups(pending, config.current().EMBED_GROUP_CHUNKS):
+            if stop is not None and stop.is_set():
+                break
             inputs = [embedding_text(r.path, c) for r in group for c in r.chunks]
 
             def advance(done: int, _total: int, before: int = embedded) -> None:
@@ -518,6 +558,12 @@ def embed_missing(
         if cache is not None:
             cache.close()
     return embedded
+
+
+def _timed(step: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """What `step(*args)` returns, and the seconds it took."""
+    started = time.perf_counter()
+    return step(*args), time.perf_counter() - started
 
 
 def _record_groups(records: list[FileRecord], chunks_per_group: int) -> Iterator[list[FileRecord]]:
@@ -855,13 +901,16 @@ def write_generation(
     root: Path,
     records: list[FileRecord],
     model: Embedder,
+    edges: graph.EdgeColumns,
+    codes_ready: Callable[[], None],
     skipped: dict[str, int],
     walk_state: dict[str, object] | None = None,
     previous: Previous | None = None,
     layered: bool = False,
 ) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
-    """Write the metadata, the segments and the graph's node values of `records` into
-    `generation` (`write_text_index` has written its trigram index); `walk_state` (when the walk
+    """Write the metadata, the segments and the graph (`edges`, from `dependency_edges`) of
+    `records` into `generation` (`write_text_index` has written its trigram index); the records'
+    codes are read once `codes_ready()` has returned, after their rows; `walk_state` (when the walk
     started, its size limit, the files it skipped) goes into the metadata for the freshness
     check. `layered` (the trigram index kept its base): the previous generation's base segment
     is linked, and the delta holds the rows of every file edited since; otherwise one new base
@@ -869,7 +918,6 @@ def write_generation(
     segments, renumbered, and the edges of those out of the change's reach are carried over
     (`dependency_edges`). Returns the counts of what it wrote, and the rows of its `files` table
     as reading them back gives them."""
-    edges = dependency_edges(records, previous)
     symbol_count = sum(len(r.symbols) for r in records)
     node_count = len(records) + symbol_count
     nodes = store.encode_nodes(*graph.node_values(node_count, edges))
@@ -885,11 +933,14 @@ def write_generation(
         held = [i for i, r in enumerate(records) if r.earlier_id is None or order.in_delta[r.earlier_id]]
         base_files = _base_files_now(order, previous.graph.paths, records)
         write_segment(
-            generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims, base_files
+            generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, held, previous, model.dims, codes_ready,
+            base_files,
         )
     else:
-        write_segment(generation / store.ROWS, generation / store.CODES, records, range(len(records)), previous, model.dims)
-        write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, [], None, model.dims)
+        write_segment(
+            generation / store.ROWS, generation / store.CODES, records, range(len(records)), previous, model.dims, codes_ready
+        )
+        write_segment(generation / store.ROWS_DELTA, generation / store.CODES_DELTA, records, [], None, model.dims, codes_ready)
 
     counts = {
         "files": len(records),
@@ -937,10 +988,11 @@ def write_segment(
     held: Sequence[int],
     previous: Previous | None,
     dims: int,
+    codes_ready: Callable[[], None],
     base_files: np.ndarray | None = None,
 ) -> None:
     """A segment of the files `held` (ids among `records`, ascending): its database at `path`,
-    its codes at `codes_path`; a delta over a base whose files have other ids now records them
+    its codes at `codes_path`, written once `codes_ready()` has returned; a delta over a base whose files have other ids now records them
     (`base_files`, `segments.SegmentOrder`). The rows of records carried over are copied from
     the `previous` generation's segments (attached as `earlier` and `earlier_delta`), the others'
     come from the records."""
@@ -950,15 +1002,6 @@ def write_segment(
     if carried:
         assert previous is not None and previous.generation is not None
         attached = {"earlier": previous.generation / store.ROWS, "earlier_delta": previous.generation / store.ROWS_DELTA}
-    code_bytes = dims // 8
-    codes = [r.codes for r in wanted if r.codes is not None and len(r.codes)]
-    matrix = np.concatenate(codes) if codes else np.zeros((0, code_bytes), dtype=np.uint8)
-    if matrix.shape[0] != sum(r.chunk_count for r in wanted):
-        raise RuntimeError("embedding count does not match chunk count")
-    # Saved through Python's own file writes, not numpy's (a short write there says "N requested
-    # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
-    # small (dims / 8 bytes a chunk), so the copy in memory costs little.
-    codes_path.write_bytes(store.encode_codes(matrix))
     db = store.create_database(path, attached, store.SEGMENT_SCHEMA)
     try:
         counts = _insert_rows(db, records, held, previous if carried else None)
@@ -969,6 +1012,15 @@ def write_segment(
         store.finish_database(db, store.SEGMENT_SCHEMA)
     finally:
         db.close()
+    codes_ready()
+    codes = [r.codes for r in wanted if r.codes is not None and len(r.codes)]
+    matrix = np.concatenate(codes) if codes else np.zeros((0, dims // 8), dtype=np.uint8)
+    if matrix.shape[0] != sum(r.chunk_count for r in wanted):
+        raise RuntimeError("embedding count does not match chunk count")
+    # Saved through Python's own file writes, not numpy's (a short write there says "N requested
+    # and M written" without the reason): a full disk is then the ENOSPC it is. The codes are
+    # small (dims / 8 bytes a chunk), so the copy in memory costs little.
+    codes_path.write_bytes(store.encode_codes(matrix))
 
 
 def write_text_index(
