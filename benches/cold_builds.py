@@ -1,14 +1,17 @@
 """Cold builds of the benchmark's repositories by several checkouts, alternated repository by repository.
 
     python benches/cold_builds.py --bench ../shared/bench --repos TREES \\
-        --checkout base=BASE/python --checkout now=python [--rounds 5]
+        --checkout base=BASE/python --checkout now=python [--rounds 5] [--fresh]
 
 Each `--checkout NAME=DIR` (DIR holds its `maguyva` package, with the compiled core beside it)
 gets a process of its own, which builds each repository's `benchmark_root` cold when asked: a
 new index folder and an empty embedding cache (`MAGUYVA_HOME`). The processes take turns on each
 repository, the first in turn changing from one repository and round to the next, so that a
 machine that slows down for a while slows every checkout alike. Run one after the other, the
-same checkout's median moved by 20% between runs here.
+same checkout's median moved by 20% between runs here. With `--fresh`, each round has new
+processes, so each repository is the first of its language that its process builds, as in
+quality.py's run (the languages' queries compiled, the kept parsing workers' too); without it, the
+rounds after the first measure a process that has built every repository before.
 
 Prints, per checkout, the median over repositories of each repository's median time, and per
 repository the ratio of each checkout's median to the first checkout's.
@@ -49,20 +52,34 @@ def serve(bench: Path, trees: Path) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def alternate(bench: Path, trees: Path, checkouts: dict[str, Path], rounds: int) -> dict[str, dict[str, list[float]]]:
-    """Each checkout's build times per repository, over `rounds` rounds taken in turn."""
+def _start(bench: Path, trees: Path, folder: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--bench", str(bench), "--repos", str(trees)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
+    )  # fmt: skip
+
+
+def _stop(workers: dict[str, subprocess.Popen[str]]) -> None:
+    for worker in workers.values():
+        if worker.stdin is not None:
+            worker.stdin.close()
+        worker.wait()
+
+
+def alternate(
+    bench: Path, trees: Path, checkouts: dict[str, Path], rounds: int, fresh: bool = False
+) -> dict[str, dict[str, list[float]]]:
+    """Each checkout's build times per repository, over `rounds` rounds taken in turn (`fresh`:
+    each round in new processes)."""
     names = [s["name"] for s in json.loads((bench / "repos.json").read_text())]
-    workers = {
-        label: subprocess.Popen(
-            [sys.executable, __file__, "--serve", "--bench", str(bench), "--repos", str(trees)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
-        )
-        for label, folder in checkouts.items()
-    }  # fmt: skip
+    workers = {label: _start(bench, trees, folder) for label, folder in checkouts.items()}
     times: dict[str, dict[str, list[float]]] = {label: {n: [] for n in names} for label in checkouts}
     labels = list(checkouts)
     try:
         for round_ in range(rounds):
+            if fresh and round_:
+                _stop(workers)
+                workers = {label: _start(bench, trees, folder) for label, folder in checkouts.items()}
             for at, name in enumerate(names):
                 shift = (round_ + at) % len(labels)
                 for label in labels[shift:] + labels[:shift]:
@@ -76,10 +93,7 @@ def alternate(bench: Path, trees: Path, checkouts: dict[str, Path], rounds: int)
                     times[label][name].append(float(answer))
             print(f"round {round_ + 1} of {rounds} done", file=sys.stderr)
     finally:
-        for worker in workers.values():
-            if worker.stdin is not None:
-                worker.stdin.close()
-            worker.wait()
+        _stop(workers)
     return times
 
 
@@ -105,6 +119,7 @@ def main() -> int:
     parser.add_argument("--checkout", action="append", default=[], metavar="NAME=DIR",
                         help="a checkout's python folder, built by a process of its own (repeatable)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--fresh", action="store_true", help="each round in new processes")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -118,7 +133,7 @@ def main() -> int:
         checkouts[label] = Path(folder).resolve()
     if not checkouts:
         raise SystemExit("cold_builds: name at least one --checkout NAME=DIR")
-    report(alternate(args.bench, args.repos, checkouts, args.rounds))
+    report(alternate(args.bench, args.repos, checkouts, args.rounds, args.fresh))
     return 0
 
 

@@ -114,6 +114,24 @@ def test_serve_says_it_is_ready_then_answers_each_batch_and_none_for_one_that_ra
         pool._receive(sink)
 
 
+def test_serve_compiles_the_languages_it_is_told_and_answers_only_the_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    batch = [("a.py", b"def a():\n    return 1\n")]
+    source = io.BytesIO()
+    pool._send(source, (pool._PREPARE, ["c", "python"]))
+    pool._send(source, batch)
+    source.seek(0)
+    compiled: list[str] = []
+    monkeypatch.setattr(pool, "compiled_for", compiled.append)
+    sink = io.BytesIO()
+    pool.serve(source, sink)
+    sink.seek(0)
+    assert compiled == ["c", "python"]
+    assert pool._receive(sink) == "ready"
+    assert pool._receive(sink) == [parse_file(p, c) for p, c in batch]
+    with pytest.raises(EOFError):
+        pool._receive(sink)
+
+
 def test_worker_count_follows_size_and_cores() -> None:
     with config.using(config.DEFAULT.but(PARSE_PARALLEL_MIN_BYTES=1000, PARSE_MAX_WORKERS=3)):
         assert pool.worker_count(999, cores=8) == 0
@@ -192,6 +210,28 @@ def test_a_ready_worker_is_kept_for_the_next_build_and_closed_on_request(
     process = pool._kept.idle[0][0].process
     pool.close_kept_workers()
     assert _kept_pids() == [] and process.poll() is not None
+
+
+def test_a_kept_worker_told_a_builds_languages_serves_it_and_is_kept_again(
+    small_batches: None, no_kept_workers: None
+) -> None:
+    files = invented_files(60)
+    expected = [parse_file(p, c) for p, c in files]
+    assert pool.parse_files(files, workers=1) == expected
+    for _ in range(200):
+        if _kept_pids():
+            break
+        threading.Event().wait(0.05)
+    first = _kept_pids()
+    assert len(first) == 1
+    pool.prepare_kept_workers(["python", "c", "javascript", "no such language"])
+    assert pool.parse_files(files, workers=1) == expected
+    for _ in range(200):
+        if _kept_pids():
+            break
+        threading.Event().wait(0.05)
+    # Kept again: every answer it gave was the answer to a batch, none to being told languages.
+    assert _kept_pids() == first
 
 
 def test_no_worker_is_kept_when_keeping_is_off(small_batches: None, no_kept_workers: None) -> None:

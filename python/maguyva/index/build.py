@@ -53,7 +53,7 @@ from maguyva.index.freshness import (
 from maguyva.index.model import Chunk, Reference, Symbol
 from maguyva.index.parse import PARSER_VERSION, language_for
 from maguyva.index.parse.compiled import compile_in_background
-from maguyva.index.parse.pool import parse_files
+from maguyva.index.parse.pool import parse_files, prepare_kept_workers
 from maguyva.index.progress import Progress, Silent
 from maguyva.index.segments import IN_LIST, REFS, SYMBOLS, SegmentOrder, Segments
 from maguyva.index.text_layers import LayeredTextIndex
@@ -380,8 +380,11 @@ def unchanged_index(
 
 
 def _compile_languages(paths: Iterable[str]) -> None:
-    """The queries of the languages of `paths` compiled in the background (`compile_in_background`)."""
-    compile_in_background({language for path in paths if (language := language_for(path)) is not None})
+    """The queries of the languages of `paths` compiled in the background (`compile_in_background`),
+    and by the parsing workers kept from earlier builds (`prepare_kept_workers`)."""
+    languages = {language for path in paths if (language := language_for(path)) is not None}
+    prepare_kept_workers(languages)
+    compile_in_background(languages)
 
 
 def previous_walk_option(index_dir: Path, key: str, default: bool) -> bool:

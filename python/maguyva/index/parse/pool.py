@@ -14,7 +14,9 @@ module and never fork a process whose other threads hold locks.
 A worker says when it is ready (its imports done); until then the caller goes on parsing, and a
 build that ends first does not wait for it. Workers are kept for the process's next builds
 (`config.PARSE_WORKER_KEEP_SECONDS`), so a process that builds again (a server, a corpus of
-several repositories) parses beside ready workers from its first batch.
+several repositories) parses beside ready workers from its first batch. A build tells the kept
+workers its files' languages as soon as it has walked them (`prepare_kept_workers`), so they
+compile those languages' queries while the build reads its files, not on their first batch.
 
 The answer is the list `parse_file` would give file by file, in the order given: a worker that
 cannot start or dies leaves its batches to the others and to the caller, and a file whose parse
@@ -32,12 +34,14 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO
 
 from maguyva import config
 from maguyva.index.model import ParsedFile
 from maguyva.index.parse import parse_file
+from maguyva.index.parse.compiled import compiled_for
+from maguyva.index.parse.languages import LANGUAGES
 
 #: The command that starts a worker (tests point it at a worker that fails).
 WORKER_COMMAND = (sys.executable, "-m", "maguyva.index.parse.worker")
@@ -48,6 +52,8 @@ _HEAD = struct.Struct("<4sQ")
 _MARK = b"MGPW"
 #: A worker's first message: its imports are done.
 _READY = "ready"
+#: A message to a worker that names languages to compile (no answer): (_PREPARE, [language, ...]).
+_PREPARE = "prepare"
 
 
 def usable_cores() -> int:
@@ -128,6 +134,12 @@ class _Worker:
             self.ready = _receive(self.process.stdout) == _READY
         return self.ready
 
+    def prepare(self, languages: list[str]) -> None:
+        """Have the worker compile the queries of `languages` before its next batch (it answers
+        nothing to this)."""
+        assert self.process.stdin is not None
+        _send(self.process.stdin, (_PREPARE, languages))
+
     def parse(self, files: list[tuple[str, bytes]]) -> object:
         """The worker's answer to one batch (untrusted)."""
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -182,6 +194,17 @@ class _KeptWorkers:
             worker.close()
         return found
 
+    def prepare(self, languages: list[str]) -> None:
+        """Have every idle worker compile the queries of `languages` (sent under the lock: a
+        build that takes one writes to it only once it is taken)."""
+        with self.lock:
+            for worker, _ in self.idle:
+                if worker.usable():
+                    try:
+                        worker.prepare(languages)
+                    except (OSError, ValueError):
+                        pass  # it has ended: `take` finds it unusable and closes it
+
     def give(self, worker: _Worker, keep: float) -> None:
         """Keep a ready worker whose answers were all read whole, for `keep` seconds (none: closed)."""
         if keep <= 0 or not worker.usable():
@@ -205,6 +228,15 @@ class _KeptWorkers:
 
 _kept = _KeptWorkers()
 atexit.register(_kept.close_idle)
+
+
+def prepare_kept_workers(languages: Iterable[str]) -> None:
+    """Have the workers kept from earlier builds compile the queries of `languages` now, each in
+    its own process, while this one goes on: a build that hands them batches then does not wait
+    for each to compile a language it meets for the first time."""
+    wanted = sorted(set(languages) & LANGUAGES.keys())
+    if wanted:
+        _kept.prepare(wanted)
 
 
 def close_kept_workers() -> None:
@@ -342,6 +374,10 @@ def serve(source: IO[bytes], sink: IO[bytes]) -> None:
                 batch = _receive(source)
             except EOFError:
                 return
+            if isinstance(batch, tuple) and len(batch) == 2 and batch[0] == _PREPARE:
+                for language in batch[1]:
+                    compiled_for(language)  # one that fails is reported, and its files are text
+                continue
             assert isinstance(batch, list)
             answer: list[ParsedFile] | None
             try:
