@@ -37,6 +37,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import CorruptIndexError, TrigramIndex, read_files
+from maguyva.arrays import distinct
 from maguyva.embed import Embedder, EmbeddingCache, EmbeddingCacheError, embed_texts, identity, identity_of, make_embedder
 from maguyva.errors import IndexFormatError, IndexNotFoundError, IndexStoreError
 from maguyva.index import gc_pause, graph, heap, roles, store
@@ -666,7 +667,7 @@ class Previous:
 
         parts = segments.base_derived("importers by part", by_part, REFS, ["file_id", "kind", "name"])
         hits = [ids for tail in tails if (ids := parts.get(tail)) is not None]
-        importers = order.map_base_files(np.unique(np.concatenate(hits))) if hits else np.zeros(0, dtype=np.int64)
+        importers = order.map_base_files(distinct(np.concatenate(hits))) if hits else np.zeros(0, dtype=np.int64)
         importers = importers[importers >= 0]
         found = set(importers[~order.in_delta[importers]].tolist())
         found.update(
@@ -1272,7 +1273,7 @@ def _linked_into(earlier: EarlierGraph, removed_ids: list[int], old_first: np.nd
         into[old_files + int(old_first[old]) : old_files + int(old_first[old + 1])] = True
     sources = edges.src[into[edges.dst]]
     owners = np.where(sources < old_files, sources, np.searchsorted(old_first, sources - old_files, side="right") - 1)
-    return set(np.unique(owners).tolist())
+    return set(distinct(owners).tolist())
 
 
 def dependency_edges(records: list[FileRecord], previous: Previous | None) -> graph.EdgeColumns:

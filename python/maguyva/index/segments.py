@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from maguyva import config
+from maguyva.arrays import distinct, union
 from maguyva.index import store
 
 #: The tables whose rows are numbered file by file, in the order of `SegmentFiles.starts`.
@@ -446,7 +447,7 @@ class Segments:
     def rows_of_files(self, table: int, columns: str, file_ids: Sequence[int], where: str = "") -> list[tuple[Any, ...]]:
         """(id, *columns) of the rows of `table` of the generation's files `file_ids` (meeting
         `where` too, when given), by id."""
-        wanted = np.unique(np.asarray(file_ids, dtype=np.int64))
+        wanted = distinct(np.asarray(file_ids, dtype=np.int64))
         if not len(wanted):
             return []
         in_delta = self.order.in_delta[wanted]
@@ -527,7 +528,7 @@ class Segments:
                 if len(ids) and (ids.max() >= len(self.order.in_delta) or not self.order.in_delta[ids].all()):
                     raise ValueError("a code_words posting of the delta names a file it does not hold")
                 earlier = found.get(word)
-                found[word] = ids if earlier is None else np.union1d(earlier, ids)
+                found[word] = ids if earlier is None else union(earlier, ids)
         return found
 
     def codes_of_files(self, base: np.ndarray, delta: np.ndarray) -> list[np.ndarray]:

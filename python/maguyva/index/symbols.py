@@ -40,6 +40,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import group_ids, order_rows, text_tokens, word_scores
+from maguyva.arrays import union
 from maguyva.index import gc_pause, roles
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
 from maguyva.index.segments import gather_runs
@@ -323,7 +324,7 @@ class SymbolTable:
             keep = order[:top]
             if family is not None:
                 in_family = np.flatnonzero(preference[order] > 0)[:top]
-                keep = np.union1d(keep, order[in_family])
+                keep = union(keep, order[in_family])
             found, quality = found[keep], quality[keep]
         for i, q in zip(found.tolist(), quality.tolist()):
             _add(matches, i, NAME_WORDS, q)

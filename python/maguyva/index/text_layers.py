@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from maguyva._core import LiteralMatches, TrigramIndex
+from maguyva.arrays import distinct
 from maguyva.index import store
 from maguyva.index.segments import Segments
 
@@ -315,7 +316,7 @@ def _merged(found: tuple[np.ndarray, ...], more: tuple[np.ndarray, ...]) -> tupl
     places = np.empty(len(more_terms), dtype=np.int64)
     firsts = np.searchsorted(terms_found, more_terms, side="left")
     lasts = np.searchsorted(terms_found, more_terms, side="right")
-    for term in np.unique(more_terms).tolist():
+    for term in distinct(more_terms).tolist():
         of_term = np.flatnonzero(more_terms == term)
         first, last = int(firsts[of_term[0]]), int(lasts[of_term[0]])
         places[of_term] = first + np.searchsorted(chunks[first:last], more_chunks[of_term])

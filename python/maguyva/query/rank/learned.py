@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from maguyva import config
+from maguyva.arrays import distinct
 from maguyva.errors import RankModelError
 from maguyva.index import roles
 from maguyva.index.graph import EDGE_KINDS
@@ -185,7 +186,7 @@ class FileFacts:
         edges = reader.edges
         between = (edges.kind == EDGE_KINDS.index("import")) & (edges.src < len(files)) & (edges.dst < len(files))
         between &= edges.src != edges.dst
-        pairs = np.unique(edges.dst[between] * max(len(files), 1) + edges.src[between])
+        pairs = distinct(edges.dst[between] * max(len(files), 1) + edges.src[between])
         counts = np.bincount(pairs // max(len(files), 1), minlength=len(files)).astype(np.float64)
         most = counts.max() if len(counts) else 0.0
         # How many files import this one, on a log scale relative to the most imported.

@@ -68,6 +68,7 @@ from typing import NamedTuple
 import numpy as np
 
 from maguyva import config
+from maguyva.arrays import distinct
 from maguyva.index import roles
 from maguyva.index.graph import EDGE_KINDS
 from maguyva.index.reader import IndexReader, per_layout, per_reader
@@ -367,7 +368,7 @@ class PathVocabulary:
         by_stem: dict[str, list[np.ndarray]] = {}
         for word, ids in self._words.files_of.items():
             by_stem.setdefault(stem(word), []).append(ids)
-        return _Postings({s: parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) for s, parts in by_stem.items()})
+        return _Postings({s: parts[0] if len(parts) == 1 else distinct(np.concatenate(parts)) for s, parts in by_stem.items()})
 
 
 def _agreeing(word: str, postings: _Postings, shortest: int) -> list[np.ndarray]:
