@@ -40,7 +40,7 @@ import numpy as np
 
 from maguyva import config
 from maguyva._core import group_ids, order_rows, text_tokens, word_scores
-from maguyva.arrays import union
+from maguyva.arrays import distinct, union
 from maguyva.index import gc_pause, roles
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
 from maguyva.index.segments import gather_runs
@@ -218,17 +218,17 @@ class SymbolTable:
 
         # Words of names (tier 3), split once per distinct name.
         self.vocabulary = _Vocabulary()
-        distinct = list(self.by_name)
-        width = max(len(distinct), 1)
-        word_ids, position = self.vocabulary.pairs(distinct, frozenset())
-        keys = _distinct(word_ids * width + position)  # a word repeated in a name counts once
+        names = list(self.by_name)
+        width = max(len(names), 1)
+        word_ids, position = self.vocabulary.pairs(names, frozenset())
+        keys = distinct(word_ids * width + position)  # a word repeated in a name counts once
         word_ids, position = keys // width, keys % width
-        index = {name: p for p, name in enumerate(distinct)}
+        index = {name: p for p, name in enumerate(names)}
         name_of = np.fromiter(map(index.__getitem__, self.name), dtype=np.int64, count=n)
         #: How many distinct words each symbol's name has.
-        self.name_word_count = np.bincount(position, minlength=len(distinct))[name_of]
+        self.name_word_count = np.bincount(position, minlength=len(names))[name_of]
         #: word id * max(count, 1) + symbol, for every word of every symbol's name, ascending.
-        self.name_pairs = _expand(word_ids, position, _csr(name_of, len(distinct)), max(n, 1))
+        self.name_pairs = _expand(word_ids, position, _csr(name_of, len(names)), max(n, 1))
         #: word -> the symbols whose name has it, ascending.
         self.by_word: dict[str, np.ndarray] = _split_by_word(self.name_pairs, max(n, 1), self.vocabulary.words)
 
@@ -355,12 +355,12 @@ class WordIndex:
         # Presence in a name, a qualifier or a path counts once; names are already pairs.
         name_keys = table.name_pairs
         word_ids, symbol = vocabulary.column_pairs(reader, "qualified_name", STOPWORDS, _enclosing)
-        qualifier_keys = _distinct(word_ids * n + symbol)
+        qualifier_keys = distinct(word_ids * n + symbol)
         # Of a path, only the file's name: folder names ("src", "tests", "packages") are shared by
         # so many symbols that they would cost more than they tell.
         file_names = [p.rsplit("/", 1)[-1].split(".", 1)[0] for p in table._paths]
         word_ids, file_of = vocabulary.pairs(file_names, STOPWORDS)
-        file_keys = _distinct(word_ids * max(len(table._paths), 1) + file_of)
+        file_keys = distinct(word_ids * max(len(table._paths), 1) + file_of)
         symbols_of_file = _csr(np.asarray(table.file_id, dtype=np.int64), len(table._paths))
         path_keys = _expand(
             file_keys // max(len(table._paths), 1), file_keys % max(len(table._paths), 1), symbols_of_file, n
@@ -674,14 +674,6 @@ def _keyed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[first], inverse
 
 
-def _distinct(keys: np.ndarray) -> np.ndarray:
-    """The distinct values of `keys`, ascending (by sorting, which beats hashing here)."""
-    keys = np.sort(keys)
-    if len(keys) < 2:
-        return keys
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-
-
 def _csr(groups: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, members): members[offsets[g]:offsets[g + 1]] are the positions i (ascending)
     with groups[i] == g."""
@@ -696,7 +688,7 @@ def _expand(word_ids: np.ndarray, owner: np.ndarray, members: tuple[np.ndarray, 
     offsets, order = members
     counts = offsets[owner + 1] - offsets[owner]
     symbols = gather_runs(order, offsets[owner], counts)
-    return _distinct(np.repeat(word_ids, counts) * n + symbols)
+    return distinct(np.repeat(word_ids, counts) * n + symbols)
 
 
 def _split_by_word(keys: np.ndarray, n: int, words_by_id: list[str]) -> dict[str, np.ndarray]:
