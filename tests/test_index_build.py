@@ -429,12 +429,27 @@ def test_a_failed_build_leaves_the_previous_index_usable(repo, monkeypatch):
 
 def test_a_small_builds_trigram_index_made_beside_its_parse_is_the_one_made_before_it(repo, tmp_path):
     beside = build_index(repo, tmp_path / "beside")
-    first = build_index(repo, tmp_path / "first", tuning=config.DEFAULT.but(BESIDE_MAX_BYTES=0))
+    apart = config.DEFAULT.but(TEXT_INDEX_BESIDE_MAX_BYTES=0, EMBED_BESIDE_MAX_BYTES=0)
+    first = build_index(repo, tmp_path / "first", tuning=apart)
     assert beside.parsed_files == first.parsed_files == 6
     assert snapshot(tmp_path / "beside") == snapshot(tmp_path / "first")
     for part in (store.TEXT_INDEX, store.TEXT_DELTA):
         made = [(store.current_generation(tmp_path / name) / part).read_bytes() for name in ("beside", "first")]
         assert made[0] == made[1]
+
+
+def test_a_build_past_the_size_embeds_every_chunk_before_it_resolves_the_graph(repo, monkeypatch):
+    real = build_module.dependency_edges
+    seen: list[bool] = []
+
+    def checking(records, previous):
+        # The chunks' texts are dropped as they are embedded: none is left for the graph's time.
+        seen.append(all(r.codes is not None and not any(c.text for c in r.chunks) for r in records))
+        return real(records, previous)
+
+    monkeypatch.setattr(build_module, "dependency_edges", checking)
+    build_index(repo, tuning=config.DEFAULT.but(EMBED_BESIDE_MAX_BYTES=0))
+    assert seen == [True]
 
 
 class FailingEmbedder(CountingEmbedder):

@@ -234,15 +234,15 @@ def _build_index(
                 store.collect(index_dir)
                 generation = made = store.new_generation(index_dir)
                 readable = [(path, content) for (path, _, _), content in zip(walked, contents) if not isinstance(content, str)]
-                # A small build runs its native steps (the GIL released) beside its Python ones: on
-                # two cores it then waits for the longer of them, not for both. A large build keeps
-                # them apart, each step's memory freed before the next one's is taken.
-                small = sum(len(content) for _, content in readable if content is not None) <= config.current().BESIDE_MAX_BYTES
+                # A build up to a size runs its native steps (the GIL released) beside its Python
+                # ones: on two cores it then waits for the longer of them, not for both. A larger one
+                # keeps them apart, each step's memory freed before the next one's is taken.
+                read_bytes = sum(len(content) for _, content in readable if content is not None)
                 # The trigram index of a small full build is built beside its parse. Otherwise it
                 # comes first, while the contents are all the build holds: built beside or after the
                 # parse it would sit on top of every parsed record; an update's merges little.
                 text_index = Beside(lambda _: _timed(write_text_index, made, readable, previous, earlier_text), "text")
-                beside = small and earlier_text is None
+                beside = earlier_text is None and read_bytes <= config.current().TEXT_INDEX_BESIDE_MAX_BYTES
                 if not beside:
                     layered, stages["text index"] = text_index.result()
                     heap.release()  # the trigram index's build, freed in the core's threads
@@ -265,10 +265,9 @@ def _build_index(
                     writing = False
                 heap.release()
 
-                # A small build's embedding works beside the graph's resolution and the rows' writing,
-                # which wait for its codes only at the end. A large build's comes first: the chunks'
-                # texts, dropped as they are embedded, are gone before the graph takes its memory.
-                clock = time.perf_counter()
+                # The embedding works beside the graph's resolution and the rows' writing, which wait
+                # for its codes only at the end. A large build's comes first: the chunks' texts,
+                # dropped as they are embedded, are gone before the graph takes its memory.
                 embedding = Beside(lambda stop: _timed(embed_missing, records, model, progress, warnings, stop), "embed")
                 embedded = 0
 
@@ -280,8 +279,9 @@ def _build_index(
                         writing = True
 
                 try:
-                    if not small:
+                    if read_bytes > config.current().EMBED_BESIDE_MAX_BYTES:
                         codes_ready()
+                    clock = time.perf_counter()
                     edges = dependency_edges(records, previous)
                     stages["graph"] = time.perf_counter() - clock
 
