@@ -1,5 +1,6 @@
 """IdGroups hold what dicts of lists built by appending and extending would hold, in their order;
-the core orders a symbol table's rows as numpy's lexsort would."""
+the core orders a symbol table's rows as numpy's lexsort would, and sums sorted keys' values as
+numpy's unique and bincount would."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maguyva._core import group_ids, order_rows
+from maguyva._core import group_ids, key_sums, order_rows
 from maguyva.index.symbols import IdGroups
 
 KEYS = st.sampled_from(["a", "A", "b", "B", "ab", "a.b", "A.b", ""])
@@ -82,3 +83,24 @@ def test_malformed_groupings_and_orderings_are_refused() -> None:
         order_rows([ids.astype(np.float64)], [False])
     with pytest.raises(ValueError, match="one direction"):
         order_rows([ids], [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.lists(st.tuples(st.integers(-50, 50), st.floats(-1e3, 1e3)), max_size=30), max_size=6))
+def test_key_sums_are_numpys_unique_and_bincount_of_the_parts_joined(parts: list[list[tuple[int, float]]]) -> None:
+    # A word index's parts: each one's keys ascending (repeats allowed), its values beside them.
+    keyed = [np.array(sorted(k for k, _ in part), dtype=np.int64) for part in parts]
+    weighed = [np.array([v for _, v in sorted(part, key=lambda kv: kv[0])], dtype=np.float64) for part in parts]
+    joined = np.concatenate(keyed) if keyed else np.zeros(0, dtype=np.int64)
+    unique, inverse = np.unique(joined, return_inverse=True)
+    expected = np.bincount(inverse, weights=np.concatenate(weighed) if weighed else None, minlength=len(unique))
+    keys, sums = key_sums(keyed, weighed)
+    assert keys.tolist() == unique.tolist()
+    assert sums.tobytes() == expected.astype(np.float64).tobytes()
+
+
+def test_key_sums_refuse_parts_out_of_order() -> None:
+    with pytest.raises(ValueError, match="not ascending"):
+        key_sums([np.array([2, 1], dtype=np.int64)], [np.array([1.0, 1.0])])
+    with pytest.raises(ValueError, match="values"):
+        key_sums([np.array([1, 2], dtype=np.int64)], [np.array([1.0])])

@@ -204,6 +204,15 @@ def order_rows(columns: list[npt.NDArray[np.int64] | npt.NDArray[np.float64]], d
     columns listed last first, a descending one negated. ValueError for columns of different
     lengths or another type."""
 
+def key_sums(
+    parts: list[npt.NDArray[np.int64]], values: list[npt.NDArray[np.float64]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """(keys, sums): the distinct keys of `parts` (each ascending), ascending, and the sum of
+    each one's `values` (one array per part) added from 0 in the order of the parts
+    concatenated: `np.unique` of the concatenated keys with `return_inverse`, then `np.bincount`
+    of the inverse weighed by the concatenated values, to the bit. ValueError for a part whose
+    keys are not ascending or whose values differ in length, or not one values array a part."""
+
 def bm25_scores(
     tf: npt.NDArray[np.float64],
     lengths: npt.NDArray[np.float64],

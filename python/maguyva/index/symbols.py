@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from maguyva import config
-from maguyva._core import group_ids, order_rows, text_tokens, word_scores
+from maguyva._core import group_ids, key_sums, order_rows, text_tokens, word_scores
 from maguyva.arrays import distinct, union
 from maguyva.index import gc_pause, roles
 from maguyva.index.reader import IndexReader, PerMask, per_layout, per_reader
@@ -392,8 +392,11 @@ class WordIndex:
             parts_keys.append(keys)
             parts_values.append(weight * tf * (k1 + 1) / (tf + norm))
 
-        keys, inverse = _keyed(np.concatenate(parts_keys))
-        values = np.bincount(inverse, weights=np.concatenate(parts_values), minlength=len(keys))
+        # Each part's keys are ascending: merged, each key's values added in the parts' order.
+        keys, values = key_sums(
+            [np.ascontiguousarray(part, dtype=np.int64) for part in parts_keys],
+            [np.ascontiguousarray(part, dtype=np.float64) for part in parts_values],
+        )
         word_of = keys // n
         size = len(vocabulary.words)
         df = np.bincount(word_of, minlength=size).astype(np.float64)
@@ -658,20 +661,6 @@ def _token_words(token: str, drop: frozenset[str]) -> tuple[str, ...]:
     return tuple(
         word for part in split_identifier(token) if part not in drop and (word := stem(part)) not in drop
     )
-
-
-def _keyed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(keys, return_inverse=True)` of int64 `keys`, by a stable sort: the parts a
-    word index concatenates come in runs already in order, which a merge sort takes as they are
-    (3.3 million keys at 59,280 files: 127 -> 78 ms)."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    first = np.empty(len(ordered), dtype=bool)
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    inverse = np.empty(len(keys), dtype=np.intp)
-    inverse[order] = np.cumsum(first) - 1
-    return ordered[first], inverse
 
 
 def _csr(groups: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,6 @@
 //! Lookups of a symbol table made in one pass: ids grouped by key in the order the keys are
-//! first met, and rows ordered by several columns at once.
+//! first met, rows ordered by several columns at once, and the values of sorted lists of keys
+//! summed by key.
 //!
 //! A symbol table of a large repository (hundreds of thousands of definitions) is made again for
 //! every generation an edit publishes; done with a Python dict and numpy sorts, its groupings
@@ -152,6 +153,51 @@ pub fn ordered_rows(columns: &[Column<'_>]) -> Result<Vec<i64>> {
     Ok(order.into_iter().map(|row| row as i64).collect())
 }
 
+/// The distinct keys of `parts` (each a list of keys, ascending; equal keys allowed), ascending,
+/// and for each the sum of the values (`values[p][i]` goes with `parts[p][i]`) of all its
+/// occurrences, added from 0 in the order the parts and their keys come: what numpy gives for
+/// the parts concatenated as `np.unique(keys, return_inverse=True)` then `np.bincount(inverse,
+/// weights=values)`, to the bit, by merging the sorted parts instead of sorting their whole and
+/// scattering an inverse (a word index of millions of postings, made for every generation).
+///
+/// ```
+/// use maguyva_core::groups::merged_sums;
+///
+/// let (keys, sums) = merged_sums(&[&[1, 4, 9], &[4, 5]], &[&[0.5, 1.0, 2.0], &[0.25, 3.0]]).unwrap();
+/// assert_eq!(keys, [1, 4, 5, 9]);
+/// assert_eq!(sums, [0.5, 1.25, 3.0, 2.0]);
+/// ```
+pub fn merged_sums(parts: &[&[i64]], values: &[&[f64]]) -> Result<(Vec<i64>, Vec<f64>)> {
+    if parts.len() != values.len() {
+        return Err(Error::InvalidArgument(format!("{} lists of keys and {} of values: one each is needed", parts.len(), values.len())));
+    }
+    for (p, (keys, weights)) in parts.iter().zip(values).enumerate() {
+        if keys.len() != weights.len() {
+            return Err(Error::InvalidArgument(format!("part {p} has {} keys and {} values", keys.len(), weights.len())));
+        }
+        if keys.windows(2).any(|pair| pair[0] > pair[1]) {
+            return Err(Error::InvalidArgument(format!("the keys of part {p} are not ascending")));
+        }
+    }
+    let total: usize = parts.iter().map(|keys| keys.len()).sum();
+    let mut keys_out: Vec<i64> = Vec::with_capacity(total);
+    let mut sums: Vec<f64> = Vec::with_capacity(total);
+    let mut at = vec![0usize; parts.len()];
+    // The smallest key at the parts' heads: each part adds its run of it, in part order.
+    while let Some(key) = parts.iter().zip(&at).filter_map(|(keys, &i)| keys.get(i).copied()).min() {
+        let mut sum = 0.0f64;
+        for (p, keys) in parts.iter().enumerate() {
+            while at[p] < keys.len() && keys[at[p]] == key {
+                sum += values[p][at[p]];
+                at[p] += 1;
+            }
+        }
+        keys_out.push(key);
+        sums.push(sum);
+    }
+    Ok((keys_out, sums))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +226,50 @@ mod tests {
             bounds.push(bounds.last().unwrap() + list.len() as i64);
         }
         Grouped { firsts, ids: lists.concat(), bounds }
+    }
+
+    proptest! {
+        /// Merging sums each key's values in the order of the parts concatenated, as sorting the
+        /// whole stably and adding each run from 0 does.
+        #[test]
+        fn merged_sums_are_the_sums_of_a_stable_sort_of_the_whole(
+            parts in proptest::collection::vec(proptest::collection::vec((-20i64..20, -4.0f64..4.0), 0..30), 0..6),
+        ) {
+            let mut keyed: Vec<Vec<i64>> = Vec::new();
+            let mut weighed: Vec<Vec<f64>> = Vec::new();
+            for part in &parts {
+                let mut part = part.clone();
+                part.sort_by_key(|&(key, _)| key);
+                keyed.push(part.iter().map(|&(key, _)| key).collect());
+                weighed.push(part.iter().map(|&(_, value)| value).collect());
+            }
+            let whole: Vec<(i64, f64)> = keyed.iter().flatten().copied().zip(weighed.iter().flatten().copied()).collect();
+            let mut order: Vec<usize> = (0..whole.len()).collect();
+            order.sort_by_key(|&i| whole[i].0);
+            let mut expected_keys: Vec<i64> = Vec::new();
+            let mut expected_sums: Vec<f64> = Vec::new();
+            for i in order {
+                let (key, value) = whole[i];
+                if expected_keys.last() != Some(&key) {
+                    expected_keys.push(key);
+                    expected_sums.push(0.0);
+                }
+                *expected_sums.last_mut().unwrap() += value;
+            }
+            let key_slices: Vec<&[i64]> = keyed.iter().map(Vec::as_slice).collect();
+            let value_slices: Vec<&[f64]> = weighed.iter().map(Vec::as_slice).collect();
+            let (keys, sums) = merged_sums(&key_slices, &value_slices).unwrap();
+            prop_assert_eq!(keys, expected_keys);
+            prop_assert_eq!(sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), expected_sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn merged_sums_refuse_keys_out_of_order_and_lists_of_other_lengths() {
+        assert!(merged_sums(&[&[3, 1]], &[&[1.0, 1.0]]).is_err());
+        assert!(merged_sums(&[&[1, 3]], &[&[1.0]]).is_err());
+        assert!(merged_sums(&[&[1]], &[]).is_err());
+        assert_eq!(merged_sums(&[], &[]).unwrap(), (vec![], vec![]));
     }
 
     proptest! {

@@ -1,7 +1,8 @@
-//! A symbol table's lookups: ids grouped by key, rows ordered by several columns.
+//! A symbol table's lookups: ids grouped by key, rows ordered by several columns, sorted keys'
+//! values summed by key.
 
 use crate::error::to_py;
-use maguyva_core::groups::{group_by_key, ordered_rows, Column};
+use maguyva_core::groups::{group_by_key, merged_sums, ordered_rows, Column};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -10,6 +11,7 @@ use pyo3::types::PyString;
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(group_ids, m)?)?;
     m.add_function(wrap_pyfunction!(order_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(key_sums, m)?)?;
     Ok(())
 }
 
@@ -63,4 +65,20 @@ fn order_rows<'py>(
     let ordering: Vec<Column<'_>> = ordering.into_iter().flatten().collect();
     let order = py.detach(|| ordered_rows(&ordering)).map_err(to_py)?;
     Ok(order.into_pyarray(py))
+}
+
+/// (keys, sums): the distinct keys of `parts` (int64 arrays, each ascending), ascending, and the
+/// sum of each one's `values` (float64 arrays, one per part) in the order of the parts
+/// concatenated (`groups::merged_sums`).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn key_sums<'py>(
+    py: Python<'py>,
+    parts: Vec<PyReadonlyArray1<'py, i64>>,
+    values: Vec<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+    let keys = parts.iter().map(|part| part.as_slice()).collect::<Result<Vec<&[i64]>, _>>()?;
+    let weights = values.iter().map(|part| part.as_slice()).collect::<Result<Vec<&[f64]>, _>>()?;
+    let (found, sums) = py.detach(|| merged_sums(&keys, &weights)).map_err(to_py)?;
+    Ok((found.into_pyarray(py), sums.into_pyarray(py)))
 }
