@@ -95,6 +95,22 @@ def assert_arrays_read_in_one_pass(index_dir: Path) -> None:
     assert [a.tolist() for a in together] == [a.tolist() for a in alone]
 
 
+def assert_kept_rows_are_the_stored_ones(index_dir: Path) -> None:
+    """A generation's import references with the base's rows kept from earlier generations (the
+    base linked into this one) are those read from its segments now."""
+    generation = store.current_generation(index_dir)
+    with contextlib.closing(sqlite3.connect(f"file:{generation / store.META}?mode=ro", uri=True)) as db:
+        files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+    segments = Segments(generation, files)
+    try:
+        columns, where = "file_id, name, line, imported_names", "kind = 'import'"
+        read = segments.rows_where(REFS, columns, where)
+        assert segments.rows_where(REFS, columns, where, keep=True) == read
+        assert segments.rows_where(REFS, columns, where, keep=True) == read  # from what was kept
+    finally:
+        segments.close()
+
+
 def assert_kept_file_rows_are_the_stored_ones(index_dir: Path) -> None:
     """The `files` rows the build kept for the next reader and update are what reading the
     table gives, value for value and type for type."""
@@ -155,6 +171,7 @@ def test_any_sequence_of_changes_updates_to_what_a_full_build_makes(tmp_path_fac
         assert snapshot(index_dir) == snapshot(full), f"after step {step}: {kind}"
         assert_codes_read_in_place(index_dir)
         assert_kept_file_rows_are_the_stored_ones(index_dir)
+        assert_kept_rows_are_the_stored_ones(index_dir)
         assert_arrays_read_in_one_pass(index_dir)
         updated, fresh = Index.open(root, index_dir=index_dir), Index.open(root, index_dir=full)
         try:

@@ -222,7 +222,7 @@ class IndexReader:
     def import_references(self) -> list[tuple[int, str, int, str]]:
         """(file id, module, line, imported names as JSON) of every import, by reference id."""
         try:
-            rows = self.segments.rows_where(REFS, "file_id, name, line, imported_names", "kind = 'import'")
+            rows = self.segments.rows_where(REFS, "file_id, name, line, imported_names", "kind = 'import'", keep=True)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise store.damaged(self.generation / store.ROWS, f"is damaged ({err})") from None
         return [row[1:] for row in rows]

@@ -428,14 +428,22 @@ class Segments:
             found[file_id] = delta[position]
         return found
 
-    def rows_where(self, table: int, columns: str, where: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """(id, *columns) of the rows of `table` meeting `where`, by id."""
+    def rows_where(
+        self, table: int, columns: str, where: str, parameters: Sequence[object] = (), keep: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """(id, *columns) of the rows of `table` meeting `where`, by id. With `keep`, the base's
+        rows are read once while the base is kept (`BaseColumns.derived`): a scan of a large
+        table the next generations would otherwise repeat."""
         statement = f"SELECT id, {columns} FROM {TABLES[table]} WHERE {where} ORDER BY id"
         if self.order.mapped and "file_id" in where:
             raise ValueError("rows of a mapped base are asked for by file with rows_of_files")
-        base = self._base_files_in(columns, self._all(self.base, statement, parameters))
+        if keep:
+            stored = self._kept.derived(("rows_where", statement, tuple(parameters)), lambda: self._all(self.base, statement, parameters))
+        else:
+            stored = self._all(self.base, statement, parameters)
+        base = self._base_files_in(columns, stored)
         if self.order.identity:
-            return base
+            return list(base) if keep else base  # the kept list is shared: never handed out
         ids = self.order.global_ids(table)
         offset = self.order.base_totals[table]
         found = [(int(ids[row[0]]), *row[1:]) for row in base]
