@@ -934,6 +934,49 @@ end
     }
 
 
+def test_an_elixir_form_is_the_definition_import_base_or_doc_its_keyword_says() -> None:
+    source = b"""defmodule Billing.Gateway do
+  @moduledoc \"\"\"
+  Talks to the card network.
+  \"\"\"
+  @behaviour Billing.Adapter
+  @behaviour :gen_server
+  import Billing.Math
+  alias Billing.{Entry, Refund}
+  use Billing.Logging
+
+  @doc "Charges a card."
+  def charge(card, cents), do: Billing.Math.round(cents)
+end
+
+defimpl Billing.Printable, for: Billing.Gateway do
+  def render(gateway), do: inspect(gateway)
+end
+"""
+    parsed = parse_file("lib/gateway.ex", source)
+    assert [(s.name, s.kind, s.docstring) for s in parsed.symbols] == [
+        ("Gateway", "module", "Talks to the card network."),
+        ("charge", "function", "Charges a card."),
+        ("render", "function", ""),
+    ]
+    # `@behaviour` names a base only as a module (an atom names an Erlang one, not indexed).
+    assert [(r.kind, r.name, r.line) for r in parsed.references if r.kind in ("import", "inherit")] == [
+        ("inherit", "Adapter", 5),
+        ("import", "Billing.Math", 7),
+        ("import", "Billing", 8),
+        ("import", "Billing.Logging", 9),
+        ("inherit", "Printable", 15),
+    ]
+
+
+def test_every_keyed_form_of_a_query_has_rules() -> None:
+    for name in LANGUAGES:
+        compiled = compiled_module.compiled_for(name)
+        assert compiled is not None
+        used = {pattern.kind for pattern in compiled.patterns if pattern.role == "keyed"}
+        assert used == set(compiled.keyed_roles), name
+
+
 def test_every_typed_definition_of_a_query_has_rules() -> None:
     for name, spec in LANGUAGES.items():
         typed = compiled_module.compiled_for(name)

@@ -23,10 +23,20 @@ class _Pattern:
     """What the matches of one pattern of a language's query are."""
 
     #: "definition", "call", "receiver", "import", "inherit", "comment", "attribute", "doc",
-    #: "doc.inner" or "signature".
+    #: "doc.inner", "signature", or "keyed" (one of those, by the form's keyword).
     role: str
-    #: For definitions, the symbol kind or "scope".
+    #: For definitions, the symbol kind or "scope"; for keyed forms, their group.
     kind: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyedRole:
+    """What a keyed form is (`LanguageSpec.keyed_roles`), its keyword's pattern compiled."""
+
+    key: re.Pattern[str]
+    role: str
+    kind: str
+    argument_types: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +47,33 @@ class Compiled:
     #: `LanguageSpec.typed_kinds` by group, their patterns compiled.
     typed_kinds: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = field(default_factory=dict)
 
+    #: `LanguageSpec.keyed_roles` by group, their patterns compiled.
+    keyed_roles: dict[str, tuple[_KeyedRole, ...]] = field(default_factory=dict)
+
     def typed_kind(self, group: str, type_text: str) -> str | None:
         """The kind of a ``@definition.typed_<group>`` whose ``@_type`` capture reads `type_text`."""
         return next((kind for pattern, kind in self.typed_kinds[group] if pattern.search(type_text)), None)
+
+    def keyed_role(self, group: str, key_text: str, argument_type: str) -> tuple[str, str] | None:
+        """(role, kind) of a ``@keyed.<group>`` form whose ``@_key`` capture reads `key_text`
+        and whose ``@_arg`` is a node of type `argument_type`; None: the form is none of them."""
+        for rule in self.keyed_roles[group]:
+            if rule.key.search(key_text) and (not rule.argument_types or argument_type in rule.argument_types):
+                return rule.role, rule.kind
+        return None
 
 
 def _typed_kinds(spec: LanguageSpec) -> dict[str, tuple[tuple[re.Pattern[str], str], ...]]:
     groups: dict[str, list[tuple[re.Pattern[str], str]]] = {}
     for group, pattern, kind in spec.typed_kinds:
         groups.setdefault(group, []).append((re.compile(pattern), kind))
+    return {group: tuple(rules) for group, rules in groups.items()}
+
+
+def _keyed_roles(spec: LanguageSpec) -> dict[str, tuple[_KeyedRole, ...]]:
+    groups: dict[str, list[_KeyedRole]] = {}
+    for group, pattern, role, kind, argument_types in spec.keyed_roles:
+        groups.setdefault(group, []).append(_KeyedRole(re.compile(pattern), role, kind, argument_types))
     return {group: tuple(rules) for group, rules in groups.items()}
 
 
@@ -100,13 +128,17 @@ def _compile(spec: LanguageSpec) -> Compiled:
         _pattern_role(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
         for i in range(query.pattern_count)
     )
-    return Compiled(spec, query, patterns, _typed_kinds(spec))
+    return Compiled(spec, query, patterns, _typed_kinds(spec), _keyed_roles(spec))
 
 
 _DEFINITION_CAPTURE = re.compile(r"@definition\.(\w+)")
+_KEYED_CAPTURE = re.compile(r"@keyed\.(\w+)")
 
 
 def _pattern_role(pattern: str) -> _Pattern:
+    keyed = _KEYED_CAPTURE.search(pattern)
+    if keyed:
+        return _Pattern("keyed", keyed.group(1))
     definition = _DEFINITION_CAPTURE.search(pattern)
     if definition:
         return _Pattern("definition", definition.group(1))

@@ -105,7 +105,20 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
     patterns = compiled.patterns
     for index, captures in QueryCursor(compiled.query).matches(root):
         pattern = patterns[index]
-        role = pattern.role
+        role, kind = pattern.role, pattern.kind
+        if role == "keyed":
+            # A form whose keyword says what it is: its captures as that role's pattern has them.
+            form, argument = captures[f"keyed.{kind}"][0], captures["_arg"][0]
+            keyed = compiled.keyed_role(kind, _text(captures["_key"][0]), argument.type)
+            if keyed is None:
+                continue
+            role, kind = keyed
+            if role == "definition":
+                captures = {"name": [argument], f"definition.{kind}": [form]}
+            elif role == "import":
+                captures = {"import": [form], "import.module": [argument]}
+            else:
+                captures = {role if role != "inherit" else "inherit.base": [argument]}
         if role == "call":
             ignored = captures.get("call.ignore")
             if ignored:
@@ -126,16 +139,16 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             qualifier = captures.get("use.qualifier")
             found.uses[name.start_byte] = (name, qualifier[0] if qualifier else None)
         elif role == "receiver":
-            var, kind = captures["receiver.var"][0], captures["receiver.type"][0]
-            found.receivers.append((var.start_byte, _text(var), _text(kind)))
+            var, type_node = captures["receiver.var"][0], captures["receiver.type"][0]
+            found.receivers.append((var.start_byte, _text(var), _text(type_node)))
         elif role == "comment":
             found.comments.append(captures["comment"][0])
         elif role == "definition":
             names = captures.get("name")
             if not names:
                 continue
-            node = captures[f"definition.{pattern.kind}"][0]
-            definition_kind = pattern.kind
+            node = captures[f"definition.{kind}"][0]
+            definition_kind = kind
             if definition_kind.startswith("typed_"):
                 typed = compiled.typed_kind(definition_kind[len("typed_"):], _text(captures["_type"][0]))
                 if typed is None:

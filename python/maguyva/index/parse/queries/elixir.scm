@@ -1,7 +1,9 @@
 ;; definitions
-;; The kind of a form is read from its keyword (`ELIXIR.typed_kinds`): one pattern for the
-;; forms of one shape compiles once, where one a keyword compiled each.
-(call target: (identifier) @_type (arguments . (alias) @name)) @definition.typed_module
+;; The kind of a form is read from its keyword (`ELIXIR.typed_kinds`), and what a form of one
+;; shape is (a definition, an import, a base, a doc) too (`ELIXIR.keyed_roles`): one pattern for
+;; the forms of one shape compiles once, where one a keyword compiled each.
+;; `defmodule Name`, `defprotocol Name`, `import Mod` (alias, require, use), `defimpl Proto`:
+(call target: (identifier) @_key (arguments . (alias) @_arg)) @keyed.call_alias
 (call target: (identifier) @_type
     (arguments . [
         (call target: (identifier) @name)
@@ -15,21 +17,10 @@
 (call target: (dot left: (_) @call.qualifier right: (identifier) @call.name))
 
 ;; imports
-(call target: (identifier) @_kw (arguments . (alias) @import.module)
-    (#match? @_kw "^(import|alias|require|use)$")) @import
 (call target: (identifier) @_kw
     (arguments . (dot left: (alias) @import.module right: (tuple (alias) @import.name)))
     (#match? @_kw "^(import|alias|require|use)$")) @import
 
-;; inherits
-(unary_operator
-    operand: (call target: (identifier) @_attr (arguments . (alias) @inherit.base))
-    (#eq? @_attr "behaviour"))
-(call target: (identifier) @_kw (arguments . (alias) @inherit.base)
-    (#eq? @_kw "defimpl"))
-
 ;; docs
-(unary_operator operand: (call target: (identifier) @_attr (arguments . (_) @doc))
-    (#match? @_attr "^(doc|typedoc)$"))
-(unary_operator operand: (call target: (identifier) @_attr (arguments . (_) @doc.inner))
-    (#eq? @_attr "moduledoc"))
+;; `@behaviour Mod` (a base), `@doc "..."`, `@typedoc "..."`, `@moduledoc "..."`:
+(unary_operator operand: (call target: (identifier) @_key (arguments . (_) @_arg))) @keyed.attribute
