@@ -186,27 +186,28 @@ def _kept_pids() -> list[int]:
         return [worker.process.pid for worker, _ in pool._kept.idle]
 
 
+def _kept_once_ready() -> list[int]:
+    """The kept workers' pids, once one is kept (a worker may still be starting when the caller
+    is done: it is kept once ready), or none after a bounded wait."""
+    for _ in range(200):
+        if _kept_pids():
+            break
+        threading.Event().wait(0.05)
+    return _kept_pids()
+
+
 def test_a_ready_worker_is_kept_for_the_next_build_and_closed_on_request(
     small_batches: None, no_kept_workers: None
 ) -> None:
     files = invented_files(60)
     expected = [parse_file(p, c) for p, c in files]
     assert pool.parse_files(files, workers=1) == expected
-    # The worker may still be starting when the caller is done: it is kept once ready.
-    for _ in range(200):
-        if _kept_pids():
-            break
-        threading.Event().wait(0.05)
-    first = _kept_pids()
+    first = _kept_once_ready()
     assert len(first) == 1
     with config.using(config.current().but(PARSE_KEPT_MIN_BYTES=1)):
         assert pool.worker_count(10, cores=4) == 1  # small files: only the kept worker helps
     assert pool.parse_files(files, workers=1) == expected
-    for _ in range(200):
-        if _kept_pids():
-            break
-        threading.Event().wait(0.05)
-    assert _kept_pids() == first  # the same process served the second build
+    assert _kept_once_ready() == first  # the same process served the second build
     process = pool._kept.idle[0][0].process
     pool.close_kept_workers()
     assert _kept_pids() == [] and process.poll() is not None
@@ -218,20 +219,12 @@ def test_a_kept_worker_told_a_builds_languages_serves_it_and_is_kept_again(
     files = invented_files(60)
     expected = [parse_file(p, c) for p, c in files]
     assert pool.parse_files(files, workers=1) == expected
-    for _ in range(200):
-        if _kept_pids():
-            break
-        threading.Event().wait(0.05)
-    first = _kept_pids()
+    first = _kept_once_ready()
     assert len(first) == 1
     pool.prepare_kept_workers(["python", "c", "javascript", "no such language"])
     assert pool.parse_files(files, workers=1) == expected
-    for _ in range(200):
-        if _kept_pids():
-            break
-        threading.Event().wait(0.05)
     # Kept again: every answer it gave was the answer to a batch, none to being told languages.
-    assert _kept_pids() == first
+    assert _kept_once_ready() == first
 
 
 def test_no_worker_is_kept_when_keeping_is_off(small_batches: None, no_kept_workers: None) -> None:
