@@ -196,7 +196,7 @@ def _kept_once_ready() -> list[int]:
     return _kept_pids()
 
 
-def test_a_ready_worker_is_kept_for_the_next_build_and_closed_on_request(
+def test_a_ready_worker_is_kept_for_the_next_builds_told_their_languages_and_closed_on_request(
     small_batches: None, no_kept_workers: None
 ) -> None:
     files = invented_files(60)
@@ -208,23 +208,14 @@ def test_a_ready_worker_is_kept_for_the_next_build_and_closed_on_request(
         assert pool.worker_count(10, cores=4) == 1  # small files: only the kept worker helps
     assert pool.parse_files(files, workers=1) == expected
     assert _kept_once_ready() == first  # the same process served the second build
+    # Told a build's languages, it serves the build and is kept again: every answer it gave was
+    # the answer to a batch, none to being told languages.
+    pool.prepare_kept_workers(["python", "c", "javascript", "no such language"])
+    assert pool.parse_files(files, workers=1) == expected
+    assert _kept_once_ready() == first
     process = pool._kept.idle[0][0].process
     pool.close_kept_workers()
     assert _kept_pids() == [] and process.poll() is not None
-
-
-def test_a_kept_worker_told_a_builds_languages_serves_it_and_is_kept_again(
-    small_batches: None, no_kept_workers: None
-) -> None:
-    files = invented_files(60)
-    expected = [parse_file(p, c) for p, c in files]
-    assert pool.parse_files(files, workers=1) == expected
-    first = _kept_once_ready()
-    assert len(first) == 1
-    pool.prepare_kept_workers(["python", "c", "javascript", "no such language"])
-    assert pool.parse_files(files, workers=1) == expected
-    # Kept again: every answer it gave was the answer to a batch, none to being told languages.
-    assert _kept_once_ready() == first
 
 
 def test_no_worker_is_kept_when_keeping_is_off(small_batches: None, no_kept_workers: None) -> None:
