@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
+from collections import Counter
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -11,8 +13,10 @@ import numpy as np
 import pytest
 
 from maguyva import Index, config
+from maguyva.index.graph import EDGE_KINDS
 from maguyva.index.reader import FileLayout
 from maguyva.index.roles import is_secondary_path
+from maguyva.lexicon import last_part
 from maguyva.query.classify import classify
 from maguyva.query.rank.signals import (
     Adjustment,
@@ -625,6 +629,55 @@ def test_a_name_defined_outside_the_index_is_answered_by_its_reexport(reexported
     results = reexported.search("FromRequest", ranking="hand").results
     assert results[0].path == "app/extract/__init__.py"
     assert results[0].adjustments["definition"] > 0
+
+
+TIED = {
+    # Two packages re-export `Widget` (defined nowhere here) to as many importers each: the file
+    # of the lower id is its source, at that file's own import of it. `Sprocket` is imported from
+    # a package that never imports it itself: its source has no re-export line. (Of a file's
+    # imports of one file, the graph's edge keeps the first line: one import a file here.)
+    "ui/alpha/__init__.py": "from vendor.kit import Widget\n",
+    "ui/beta/__init__.py": "import os\nfrom vendor.kit import Widget, Gadget\n",
+    "ui/one.py": "from ui.alpha import Widget\n",
+    "ui/five.py": "from ui.alpha import Sprocket\n",
+    "ui/two.py": "from ui.beta import Widget\n",
+    "ui/four.py": "import json\nfrom ui.beta import Gadget\n",
+    "ui/three.py": "from ui.alpha import Widget\nfrom ui.beta import Widget\n",
+}
+
+tied = index_fixture("tied", TIED)
+
+
+@pytest.mark.parametrize("fixture", ["reexported", "tied"])
+def test_import_sources_count_every_import_that_resolves(fixture: str, request: pytest.FixtureRequest) -> None:
+    # What a name's imports resolve to, counted one import at a time from the index's rows.
+    reader = request.getfixturevalue(fixture).reader
+    files = len(reader.files)
+    edges = reader.edges[reader.edges.kind == EDGE_KINDS.index("import")]
+    resolved = {(s, ln): d for s, d, ln in zip(edges.src.tolist(), edges.dst.tolist(), edges.line.tolist()) if d < files}
+    imports: dict[str, list[tuple[int, int]]] = {}
+    for file_id, module, line, listed in reader.import_references():
+        for item in json.loads(listed) if listed else [module]:
+            imports.setdefault(last_part(item), []).append((file_id, line))
+    sources = import_sources(reader)
+    for name, found in imports.items():
+        counted = Counter(resolved[f] for f in found if f in resolved)
+        if not counted:
+            assert sources.source_line(name) is None, name
+            continue
+        source = max(counted, key=lambda f: (counted[f], -f))
+        own = [line for importer, line in found if importer == source]
+        assert sources.source_line(name) == (source, min(own) if own else None), name
+    assert sources.source_line("Nowhere") is None
+
+
+def test_tied_sources_go_to_the_lower_file_at_its_reexport(tied: Index) -> None:
+    reader = tied.reader
+    file_of = {f.path: f.id for f in reader.files}
+    sources = import_sources(reader)
+    assert sources.source_line("Widget") == (file_of["ui/alpha/__init__.py"], 1)
+    assert sources.source_line("Gadget") == (file_of["ui/beta/__init__.py"], 2)
+    assert sources.source_line("Sprocket") == (file_of["ui/alpha/__init__.py"], None)
 
 
 def _long_function(name: str) -> str:

@@ -57,7 +57,6 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -413,37 +412,62 @@ def named_symbols(query: str, classification: Classification) -> tuple[list[str]
 
 class ImportSources:
     """Where the code of one index imports each name from: per name, the indexed files its
-    imports resolve to (by the graph's import edges), for names the index defines nowhere."""
+    imports resolve to (by the graph's import edges), for names the index defines nowhere.
+    Made for every generation (an edit's first question naming such a name pays for it): each
+    import's names are read once per distinct import (`_imported_names`), and what they resolve
+    to is looked up only for the names asked about."""
 
     def __init__(self, reader: IndexReader):
         files = len(reader.files)
         imports = reader.edges[reader.edges.kind == EDGE_KINDS.index("import")]
-        resolved = {
-            (src, line): dst
-            for src, dst, line in zip(imports.src.tolist(), imports.dst.tolist(), imports.line.tolist())
-            if dst < files  # nodes below the file count are files
-        }
-        #: name -> [(importing file, line)], and name -> how many of those imports name each file.
-        self._imports: dict[str, list[tuple[int, int]]] = {}
-        self._sources: dict[str, Counter[int]] = {}
-        for file_id, module, line, listed in reader.import_references():
-            items = json.loads(listed) if listed else []
-            for item in items or [module]:
-                name = last_part(item)
-                self._imports.setdefault(name, []).append((file_id, line))
-                source = resolved.get((file_id, line))
-                if source is not None:
-                    self._sources.setdefault(name, Counter())[source] += 1
+        within = imports.dst < files  # nodes below the file count are files
+        # The file each (importing file, line) resolves to: the last such edge, as a dict made
+        # from them in order keeps it.
+        keys = _import_keys(imports.src[within], imports.line[within])
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        last = np.empty(len(ordered), dtype=bool)
+        last[-1:] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=last[:-1])
+        self._resolved_keys = ordered[last]
+        self._resolved_files = imports.dst[within][order][last]
+        rows = reader.import_references()
+        self._files = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        self._lines = np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows))
+        #: name -> the imports naming it (positions among the rows, once per time they name it).
+        self._imports: dict[str, list[int]] = {}
+        for position, (_, module, _, listed) in enumerate(rows):
+            for name in _imported_names(module, listed):
+                self._imports.setdefault(name, []).append(position)
 
     def source_line(self, name: str) -> tuple[int, int | None] | None:
-        """(file, line) of the indexed file most imports of `name` come from, with the line where
-        that file imports it in turn (a re-export), or None when no import of it resolves."""
-        sources = self._sources.get(name)
-        if not sources:
+        """(file, line) of the indexed file most imports of `name` come from (the lowest file id
+        among as many), with the line where that file imports it in turn (a re-export), or None
+        when no import of it resolves."""
+        positions = self._imports.get(name)
+        if not positions:
             return None
-        file_id = max(sources, key=lambda f: (sources[f], -f))
-        own = [line for importer, line in self._imports.get(name, ()) if importer == file_id]
-        return file_id, (min(own) if own else None)
+        files, lines = self._files[positions], self._lines[positions]
+        keys = _import_keys(files, lines)
+        at = np.minimum(np.searchsorted(self._resolved_keys, keys), max(len(self._resolved_keys) - 1, 0))
+        resolved = self._resolved_keys[at] == keys if len(self._resolved_keys) else np.zeros(len(keys), dtype=bool)
+        if not resolved.any():
+            return None
+        file_id = int(np.argmax(np.bincount(self._resolved_files[at[resolved]])))
+        own = lines[files == file_id]
+        return file_id, (int(own.min()) if len(own) else None)
+
+
+def _import_keys(files: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """One int64 per (file, line): the file in the high 32 bits."""
+    return (files.astype(np.int64) << 32) | lines.astype(np.int64)
+
+
+@lru_cache(maxsize=65536)
+def _imported_names(module: str, listed: str | None) -> tuple[str, ...]:
+    """The names an import brings (the last part of each it lists, or of its module)."""
+    items = json.loads(listed) if listed else []
+    return tuple(last_part(item) for item in (items or [module]))
 
 
 @per_reader
