@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import checkouts  # noqa: E402
+
 
 def serve(bench: Path, trees: Path) -> None:
     """Build each repository named on a line of stdin cold; answer with the seconds it took."""
@@ -125,15 +128,10 @@ def main() -> int:
     if args.serve:
         serve(args.bench, args.repos)
         return 0
-    checkouts: dict[str, Path] = {}
-    for spec in args.checkout:
-        label, _, folder = spec.partition("=")
-        if not label or not (Path(folder) / "maguyva").is_dir():
-            raise SystemExit(f"cold_builds: --checkout wants NAME=DIR with DIR/maguyva, not {spec!r}")
-        checkouts[label] = Path(folder).resolve()
-    if not checkouts:
+    named = checkouts(args.checkout, "cold_builds")
+    if not named:
         raise SystemExit("cold_builds: name at least one --checkout NAME=DIR")
-    report(alternate(args.bench, args.repos, checkouts, args.rounds, args.fresh))
+    report(alternate(args.bench, args.repos, named, args.rounds, args.fresh))
     return 0
 
 

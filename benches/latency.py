@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import quality  # noqa: E402  (trees, cold indexes)
+from timing import checkouts  # noqa: E402
 
 TOP_K = 10
 T = TypeVar("T")
@@ -184,13 +185,8 @@ def main(argv: list[str]) -> int:
     if args.serve:
         return serve(args.bench, args.repos)
     if args.checkout:
-        checkouts = {}
-        for spec in args.checkout:
-            name, sep, folder = spec.partition("=")
-            if not sep or not (Path(folder) / "maguyva").is_dir():
-                raise SystemExit(f"latency: --checkout wants NAME=DIR with DIR/maguyva, not {spec!r}")
-            checkouts[name] = Path(folder).resolve()
-        report(alternate_checkouts(args.bench, args.repos, args.repos_subset, checkouts, args.rankings, args.rounds))
+        named = checkouts(args.checkout, "latency")
+        report(alternate_checkouts(args.bench, args.repos, args.repos_subset, named, args.rankings, args.rounds))
         return 0
     import maguyva
 

@@ -1,6 +1,7 @@
 """How the small timing scripts of benches/ (previous_records, metadata_write, cli_cold) report
-repeated runs: one format, so their tables read alike; and the wall time spent inside named
-functions of the package (open_edits, build_stages)."""
+repeated runs: one format, so their tables read alike; the wall time spent inside named
+functions of the package (open_edits, build_stages); and the checkouts a script compares
+(latency, cold_builds)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import importlib
 import statistics
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -40,3 +42,15 @@ def timed_steps(steps: Sequence[tuple[str, str]]) -> collections.defaultdict[str
 
         setattr(owner, name, functools.wraps(original)(wrapper))
     return spent
+
+
+def checkouts(specs: Sequence[str], tool: str) -> dict[str, Path]:
+    """The checkouts named by `--checkout NAME=DIR` options (DIR holds its `maguyva` package), by
+    name; a malformed one ends `tool` with a one-sentence error."""
+    found: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, folder = spec.partition("=")
+        if not name or not sep or not (Path(folder) / "maguyva").is_dir():
+            raise SystemExit(f"{tool}: --checkout wants NAME=DIR with DIR/maguyva, not {spec!r}")
+        found[name] = Path(folder).resolve()
+    return found

@@ -100,6 +100,10 @@ def parse_code(path: str, compiled: Compiled, content: bytes, lines: list[str]) 
     )
 
 
+#: The capture a keyed form's argument is, for the roles whose patterns capture the argument alone.
+_KEYED_ARGUMENT = {"inherit": "inherit.base", "doc": "doc", "doc.inner": "doc.inner"}
+
+
 def _collect(compiled: Compiled, root: Node) -> _Matches:
     found = _Matches()
     patterns = compiled.patterns
@@ -118,7 +122,7 @@ def _collect(compiled: Compiled, root: Node) -> _Matches:
             elif role == "import":
                 captures = {"import": [form], "import.module": [argument]}
             else:
-                captures = {role if role != "inherit" else "inherit.base": [argument]}
+                captures = {_KEYED_ARGUMENT[role]: [argument]}
         if role == "call":
             ignored = captures.get("call.ignore")
             if ignored:
