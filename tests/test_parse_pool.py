@@ -52,6 +52,20 @@ def test_workers_give_what_parsing_file_by_file_gives(small_batches: None) -> No
     assert len(told) > 3  # several batches, so the workers did take some
 
 
+def test_batches_hold_every_file_once_a_large_file_alone_and_the_largest_go_first(small_batches: None) -> None:
+    files = invented_files(60)
+    files.insert(10, ("core/huge.c", b"int spare;\n" * 900))  # past the batch size, mid-list
+    batches = pool._batches(files, parsers=2)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(files)))
+    assert all(batch.step == 1 for batch in batches)  # consecutive files
+    sizes = [sum(len(files[i][1]) + 256 for i in batch) for batch in batches]
+    assert sizes == sorted(sizes, reverse=True)
+    target = 2_000
+    assert range(10, 11) in batches and range(len(files) - 1, len(files)) in batches
+    # A batch of several files stays within the size: a large file does not gather small ones.
+    assert all(size <= target for batch, size in zip(batches, sizes) if len(batch) > 1)
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -100,19 +100,23 @@ def parse_files(
 
 def _batches(files: Sequence[tuple[str, bytes]], parsers: int = 1) -> list[range]:
     """Consecutive ranges of `files` of about `config.PARSE_BATCH_BYTES` each (at least one file),
-    smaller when the files are few, so that each of `parsers` has about four to take."""
+    smaller when the files are few, so that each of `parsers` has about four to take; largest
+    first. A file past the size is a batch of its own, and the large batches are taken first, so
+    the build does not end with one parser on a large file while the others wait."""
     total = sum(len(content) + 256 for _, content in files)  # a file costs something however small
     target = max(1, min(config.current().PARSE_BATCH_BYTES, total // (4 * max(parsers, 1))))
-    batches: list[range] = []
+    batches: list[tuple[int, range]] = []
     start, size = 0, 0
     for i, (_, content) in enumerate(files):
-        size += len(content) + 256
-        if size >= target:
-            batches.append(range(start, i + 1))
-            start, size = i + 1, 0
+        cost = len(content) + 256
+        if size and size + cost > target:
+            batches.append((size, range(start, i)))
+            start, size = i, 0
+        size += cost
     if start < len(files):
-        batches.append(range(start, len(files)))
-    return batches
+        batches.append((size, range(start, len(files))))
+    batches.sort(key=lambda sized: -sized[0])  # stable: equal sizes keep the files' order
+    return [batch for _, batch in batches]
 
 
 class _Worker:
