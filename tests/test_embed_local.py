@@ -324,6 +324,59 @@ def test_model_folder_errors(tmp_path: Path) -> None:
         LocalEmbedder(broken)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_table_is_read_from_the_files_bytes_as_safetensors_wrote_it(dtype: type, tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(3)
+    tensors = {"bias": rng.standard_normal(5).astype(np.float32), "embeddings": rng.standard_normal((37, 24)).astype(dtype)}
+    save_file(tensors, str(tmp_path / "t.safetensors"))
+    data = (tmp_path / "t.safetensors").read_bytes()
+    for name, want in tensors.items():
+        got = local_module.tensor_in(data, name)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        assert got.base is not None and not got.flags.writeable  # over the bytes, not a copy
+
+
+def test_a_table_whose_header_does_not_account_for_its_bytes_is_refused(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    save_file({"embeddings": np.ones((4, 8), dtype=np.float16)}, str(tmp_path / "t.safetensors"))
+    data = (tmp_path / "t.safetensors").read_bytes()
+    header_end = 8 + int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:header_end])
+
+    def with_header(changed: dict[str, object]) -> bytes:
+        text = json.dumps(changed).encode()
+        return len(text).to_bytes(8, "little") + text + data[header_end:]
+
+    cases = {
+        "shorter than a safetensors header": data[:5],
+        "runs past the file": (10**9).to_bytes(8, "little") + data[8:],
+        "no tensor 'embeddings'": with_header({"other": header["embeddings"]}),
+        "not float16 or float32": with_header({"embeddings": {**header["embeddings"], "dtype": "I64"}}),
+        "do not match its shape": with_header({"embeddings": {**header["embeddings"], "shape": [4, 9]}}),
+        "has no place": with_header({"embeddings": {**header["embeddings"], "data_offsets": [0]}}),
+    }
+    for message, broken in cases.items():
+        with pytest.raises(ValueError, match=message):
+            local_module.tensor_in(broken, "embeddings")
+    past_end = dict(header["embeddings"], data_offsets=[8, 8 + 64])
+    with pytest.raises(ValueError, match="do not match its shape"):
+        local_module.tensor_in(with_header({"embeddings": past_end}), "embeddings")
+    # Through the model: the one-sentence error of a model that cannot be read.
+    folder = tmp_path / "model"
+    shutil.copytree(MODELS_DIR / DEFAULT_MODEL, folder)
+    (folder / local_module.CHECKSUMS).unlink()  # a model made by hand: its config is trusted
+    config = json.loads((folder / "config.json").read_text())
+    del config["sha256"]
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors").write_bytes(data[:5])
+    with pytest.raises(EmbeddingError, match="unreadable local embedding model .*shorter than a safetensors header"):
+        LocalEmbedder(folder)
+
+
 def test_a_model_whose_config_disagrees_with_its_table_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "resized"
     shutil.copytree(MODELS_DIR / DEFAULT_MODEL, folder)

@@ -4,7 +4,7 @@ The model is a static embedding table: one vector per token of the all-MiniLM-L6
 distilled from that transformer with model2vec's `distill` (each token is run through the
 transformer on its own and its output is mean-pooled; the table is reduced by PCA and each row is
 scaled by a Zipf-estimated SIF weight). At run time a text's code is the sign of the mean of its
-tokens' rows, so running it needs only numpy, safetensors and tokenizers (see
+tokens' rows, so running it needs only numpy and tokenizers (see
 `maguyva.embed.local`).
 
 Build-time requirements (not runtime dependencies of maguyva):

@@ -58,7 +58,7 @@ table knows and adds what the pairs teach (benches/README.md). `--itq` can rotat
 sign (a rotation leaves cosines unchanged and commutes with the mean, so it folds into the
 table); measured, it loses (benches/README.md), and is off by default.
 
-Only numpy, safetensors and tokenizers are needed (maguyva's own runtime dependencies); the whole
+Only numpy and tokenizers (maguyva's own runtime dependencies) and safetensors are needed; the whole
 run takes minutes on two cores.
 """
 

@@ -6,7 +6,8 @@ two tables side by side, 512 dimensions in all: one distilled from all-MiniLM-L6
 (`tools/build_local_model.py`), and the same table trained on (natural language, code) pairs
 mined from public repositories (`tools/train_embedder.py`); a code's Hamming distance is the sum
 of the two tables' (the model folder's NOTICE says what it derives from);
-it needs numpy, safetensors and tokenizers, no key, no network and no download. A BERT-style
+it needs numpy and tokenizers (the table's safetensors file is read by `tensor_in`), no key, no
+network and no download. A BERT-style
 WordPiece tokenizer (the shipped one) is run by the compiled core, which tokenizes and pools in
 threads (`compiled_tokenizer`); the `tokenizers` library runs any other.
 
@@ -191,6 +192,40 @@ def _checked_bytes(folder: Path, name: str, config: dict[str, object]) -> bytes:
     return data
 
 
+#: The element types a model's table may be stored in, by their safetensors names.
+_TENSOR_TYPES: dict[str, np.dtype[Any]] = {"F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
+
+
+def tensor_in(data: bytes, name: str) -> npt.NDArray[Any]:
+    """The tensor `name` of a safetensors file's `data` (a little-endian header length, a JSON
+    header, then the tensors' bytes), as a read-only array over `data` itself: the table is
+    tens of megabytes, and a copy of it costs a fifth of loading the model. ValueError for
+    anything the header does not account for exactly."""
+    if len(data) < 8:
+        raise ValueError("shorter than a safetensors header")
+    header_end = 8 + int.from_bytes(data[:8], "little")
+    if header_end > len(data):
+        raise ValueError("the safetensors header runs past the file")
+    header = json.loads(data[8:header_end])
+    entry = header.get(name) if isinstance(header, dict) else None
+    if not isinstance(entry, dict):
+        raise ValueError(f"no tensor {name!r}")
+    dtype = _TENSOR_TYPES.get(str(entry.get("dtype")))
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if dtype is None:
+        raise ValueError(f"tensor {name!r} is {entry.get('dtype')!r}, not float16 or float32")
+    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)):
+        raise ValueError(f"tensor {name!r} has no shape")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(n, int) for n in offsets)):
+        raise ValueError(f"tensor {name!r} has no place in the file")
+    start, end = header_end + offsets[0], header_end + offsets[1]
+    count = int(np.prod(shape, dtype=np.int64))
+    if not header_end <= start <= end <= len(data) or end - start != count * dtype.itemsize:
+        raise ValueError(f"tensor {name!r}'s bytes do not match its shape")
+    tensor: npt.NDArray[Any] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
+    return tensor
+
+
 def available_models() -> list[str]:
     """Names of the models shipped in the package."""
     if not MODELS_DIR.is_dir():
@@ -278,14 +313,12 @@ class LocalEmbedder:
     provider = "local"
 
     def __init__(self, model: str | os.PathLike[str] = DEFAULT_MODEL, *, batch_size: int = 2048):
-        from safetensors.numpy import load as load_tensors
-
         folder = resolve_model_dir(model)
         try:
             config = json.loads(_checked_config(folder))
             if config.get("format_version") != FORMAT_VERSION:
                 raise ValueError(f"format version {config.get('format_version')!r}")
-            table = load_tensors(_checked_bytes(folder, "model.safetensors", config))["embeddings"]
+            table = tensor_in(_checked_bytes(folder, "model.safetensors", config), "embeddings")
             tokenizer_text = _checked_bytes(folder, "tokenizer.json", config).decode()
             compiled = compiled_tokenizer(json.loads(tokenizer_text))
             # The library's tokenizer is read only when the core cannot tokenize (or when asked
