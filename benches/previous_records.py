@@ -28,11 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="maguyva-records-") as scratch:
         os.environ["MAGUYVA_HOME"] = str(Path(scratch) / "home")
         from maguyva.embed import make_embedder
-        from maguyva.index.build import build_index, load_previous_records
+        from maguyva.index.build import build_index, embedder_identity, load_previous_records
 
         index_dir = Path(scratch) / "index"
         summary = build_index(args.tree, index_dir, embedder="local")
-        model = make_embedder("local")
+        model = embedder_identity(make_embedder("local"))
         load_previous_records(index_dir, model)  # the first read warms the page cache
         times = []
         for _ in range(args.rounds):

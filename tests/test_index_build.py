@@ -25,7 +25,7 @@ def table_rows(db_path: Path, sql: str) -> list[tuple]:
         return db.execute(sql).fetchall()
 
 from maguyva import Index, config
-from maguyva.embed import make_embedder
+from maguyva.embed import EmbeddingError, make_embedder
 from maguyva.index import build as build_module
 from maguyva.index import store
 from maguyva.index.build import build_index
@@ -469,6 +469,48 @@ def test_an_embedding_that_fails_beside_the_graph_fails_the_build_as_itself(repo
     assert not isinstance(raised.value, store.IndexWriteError)
     assert snapshot(index_dir) == before
     assert [p.name for p in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]
+
+
+def test_a_named_model_loads_beside_the_parse_and_a_load_that_fails_fails_the_build_as_itself(repo, monkeypatch):
+    Index.build(repo)
+    index_dir = store.default_index_dir(repo)
+    before = snapshot(index_dir)
+    (repo / "pkg/retry.py").write_text("def retry():\n    pass\n")
+    loaded_on: list[str] = []
+    parsed_on: list[str] = []
+    collect = build_module.collect_records
+
+    def recording(*args, **kwargs):
+        parsed_on.append(threading.current_thread().name)
+        return collect(*args, **kwargs)
+
+    def unreadable(name, **options):
+        loaded_on.append(threading.current_thread().name)
+        raise EmbeddingError("the local model's table is unreadable")
+
+    monkeypatch.setattr(build_module, "make_embedder", unreadable)
+    monkeypatch.setattr(build_module, "collect_records", recording)
+    with pytest.raises(EmbeddingError, match="unreadable") as raised:
+        build_index(repo, embedder="local")
+    assert not isinstance(raised.value, store.IndexWriteError)
+    assert loaded_on == ["maguyva-model"] and parsed_on == [threading.current_thread().name]
+    assert snapshot(index_dir) == before
+    assert [p.name for p in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]
+    # A parse that fails while the model loads waits for the load and raises its own error.
+    def slow(name, **options):
+        time.sleep(0.3)
+        return make_embedder(name, **options)
+
+    monkeypatch.setattr(build_module, "make_embedder", slow)
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("the parse failed")
+
+    monkeypatch.setattr(build_module, "collect_records", failing)
+    with pytest.raises(RuntimeError, match="the parse failed"):
+        build_index(repo, embedder="local")
+    assert snapshot(index_dir) == before
+    assert not any(t.name == "maguyva-model" for t in threading.enumerate())
 
 
 def test_a_build_that_fails_beside_its_embedding_stops_it_before_the_next_group(repo, monkeypatch):

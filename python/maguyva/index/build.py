@@ -218,13 +218,33 @@ def _build_index(
         first_build = rebuild or _current_name(index_dir) is None
         if first_build:
             _compile_languages(path for path, _, _ in walked)
+        # A local model named is loaded beside the reading and the parse, which do not need it:
+        # reading its table and checking its hash release the GIL. One whose identity is not
+        # known without making it is made now.
+        loading: Beside[Embedder] | None = None
         if model is None:
             assert isinstance(embedder, str)
-            model = make_embedder(embedder)
-        previous = Previous() if rebuild else load_previous_records(index_dir, model, warnings)
+            if identity is None:
+                model = make_embedder(embedder)
+                identity = embedder_identity(model)
+            else:
+                name = embedder
+                loading = Beside(lambda _: make_embedder(name), "model")
+        assert identity is not None
+        try:
+            previous = Previous() if rebuild else load_previous_records(index_dir, identity, warnings)
+        except BaseException:
+            if loading is not None:
+                loading.cancel()
+            raise
         with contextlib.closing(previous):
-            earlier_text = previous.text_index(walked, max_file_size, include_secrets)
-            contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
+            try:
+                earlier_text = previous.text_index(walked, max_file_size, include_secrets)
+                contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
+            except BaseException:
+                if loading is not None:
+                    loading.cancel()
+                raise
             stages["walk+read"] = time.perf_counter() - clock
 
             generation: Path | None = None
@@ -256,6 +276,8 @@ def _build_index(
                     records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
                 except BaseException:
                     text_index.cancel()
+                    if loading is not None:
+                        loading.cancel()
                     raise
                 del contents  # parsed: no stage needs the files' contents any more
                 stages["parse"] = time.perf_counter() - clock
@@ -264,6 +286,9 @@ def _build_index(
                     layered, stages["text index"] = text_index.result()
                     writing = False
                 heap.release()
+                if loading is not None:
+                    model = loading.result()  # a model that cannot load is not a failed write
+                assert model is not None
 
                 # The embedding works beside the graph's resolution and the rows' writing, which wait
                 # for its codes only at the end. A large build's comes first: the chunks' texts,
@@ -773,10 +798,11 @@ class EarlierGraph:
 _RECORD_PARTS = (store.META, store.ROWS, store.ROWS_DELTA, store.CODES, store.CODES_DELTA, store.EDGES)
 
 
-def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] | None = None) -> Previous:
+def load_previous_records(index_dir: Path, wanted: dict[str, object], warnings: list[str] | None = None) -> Previous:
     """The current generation's records and graph, or nothing if there is no usable index.
 
-    With another embedder (provider, model or size) nothing is carried over: the stored chunks
+    With another embedder than the one `wanted` identifies (`embedder_identity`: provider, model
+    or size) nothing is carried over: the stored chunks
     keep no text to embed again from, and a full rebuild is what a model change needs anyway.
     Nor when the files were parsed by another version of the parsing rules (`PARSER_VERSION`).
     Nor from a damaged generation: its metadata and codes are checked against its manifest
@@ -804,7 +830,6 @@ def load_previous_records(index_dir: Path, model: Embedder, warnings: list[str] 
             return Previous()
     try:
         meta = store.read_meta(db)
-        wanted = embedder_identity(model)
         if meta.get("embedder") != json.dumps(wanted):
             if warnings is not None:
                 warnings.append(f"the index was embedded by {_stored_embedder_name(meta.get('embedder'))}, not"
