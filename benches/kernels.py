@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -535,6 +536,8 @@ class TrigramReport:
     corpus_mb: float
     build_s: float
     build_mbps: float
+    build_extra_mb: float
+    """The resident size the build added at its peak (sampled every 5 ms), over the corpus held."""
     doc_count: int
     trigram_count: int
     size_bytes: int
@@ -555,13 +558,44 @@ class TrigramReport:
     searches: list[SearchRun]
 
 
+class PeakResident:
+    """The largest resident size of this process above its size on entry, sampled every 5 ms on
+    a thread of its own while the block runs (`ru_maxrss` cannot tell a step's peak from an
+    earlier one)."""
+
+    def __init__(self) -> None:
+        self.extra_mb = 0.0
+        self._done = threading.Event()
+
+    @staticmethod
+    def _resident_bytes() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def _sample(self, base: int) -> None:
+        most = base
+        while not self._done.wait(0.005):
+            most = max(most, self._resident_bytes())
+        self.extra_mb = (max(most, self._resident_bytes()) - base) / 2**20
+
+    def __enter__(self) -> PeakResident:
+        self._thread = threading.Thread(target=self._sample, args=(self._resident_bytes(),), daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def bench_trigram(args: argparse.Namespace, rg: str) -> TrigramReport:
     manifest = load_or_build_corpus(args.corpus_dir, args.corpus_root, args.corpus_mb)
     docs = [(f["id"], (args.corpus_dir / f["path"]).read_bytes()) for f in manifest["files"]]
     corpus_bytes = sum(len(data) for _, data in docs)
 
     start = time.perf_counter()
-    built, skipped = maguyva.TrigramIndex.build(docs)
+    with PeakResident() as peak:
+        built, skipped = maguyva.TrigramIndex.build(docs)
     build_s = time.perf_counter() - start
     if skipped:
         raise BenchmarkError(f"corpus files {skipped[:5]} were skipped as binary")
@@ -590,6 +624,7 @@ def bench_trigram(args: argparse.Namespace, rg: str) -> TrigramReport:
         corpus_mb=corpus_bytes / 1e6,
         build_s=build_s,
         build_mbps=corpus_bytes / build_s / 1e6,
+        build_extra_mb=peak.extra_mb,
         doc_count=index.doc_count,
         trigram_count=index.trigram_count,
         size_bytes=index.size_bytes,
@@ -726,8 +761,8 @@ def print_hamming(rep: HammingReport) -> None:
 def print_trigram(rep: TrigramReport) -> None:
     print(f"\n== Trigram index: {rep.files:,} files, {rep.corpus_mb:.1f} MB ==")
     print(f"corpus: {rep.corpus_dir} (from {', '.join(rep.roots)})")
-    print(f"build: {rep.build_s:.2f} s ({rep.build_mbps:.0f} MB/s); "
-          f"save {rep.save_s:.2f} s, load {rep.load_s:.2f} s")
+    print(f"build: {rep.build_s:.2f} s ({rep.build_mbps:.0f} MB/s), {rep.build_extra_mb:.0f} MB resident at its peak "
+          f"beyond the corpus held; save {rep.save_s:.2f} s, load {rep.load_s:.2f} s")
     print(f"size: {rep.size_bytes / 1e6:.1f} MB = {rep.size_fraction:.2f}x corpus "
           f"(postings {rep.postings_bytes / 1e6:.1f} MB = {rep.postings_fraction:.2f}x, "
           f"words {rep.word_bytes / 1e6:.1f} MB = {rep.word_bytes / (rep.corpus_mb * 1e6):.2f}x, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -243,3 +244,19 @@ def test_first_counts_asked_from_several_threads_at_once_are_the_counts_asked_al
         thread.join(timeout=120)
     assert not any(thread.is_alive() for thread in threads), "a search never finished"
     assert [found[i] for i in range(len(asked))] == expected
+
+
+def test_a_build_reads_bytes_where_the_caller_holds_them_and_keeps_no_reference_to_them() -> None:
+    docs: list[tuple[int, bytes | str]] = [(i, f"def handler_{i}(event):\n    return {i}\n".encode() * (i + 1)) for i in range(12)]
+    docs.append((40, "a text given as str: " + "café " * 3))  # made here: a constant is held by the code too
+    held = [sys.getrefcount(content) for _, content in docs]
+    index, skipped = TrigramIndex.build(docs)
+    assert skipped == []
+    merged, _ = index.merged([(0, 0)], docs[5:7])
+    assert [sys.getrefcount(content) for _, content in docs] == held
+    for doc_id, content in docs:
+        assert index.doc_bytes(doc_id) == (content.encode() if isinstance(content, str) else content)
+    merged, _ = index.merged([(0, 0)], [(7, b"def added(): pass\n"), (8, "caf\u00e9 added")])
+    assert (merged.doc_bytes(7), merged.doc_bytes(8)) == (b"def added(): pass\n", "caf\u00e9 added".encode())
+    with pytest.raises(TypeError):
+        TrigramIndex.build([(1, 3.5)])  # type: ignore[list-item]

@@ -423,7 +423,7 @@ fn duplicate_ids_are_rejected() {
 
 #[test]
 fn empty_corpus_works() {
-    let (index, report) = TrigramIndex::build(Vec::new()).unwrap();
+    let (index, report) = TrigramIndex::build(Vec::<(u32, Vec<u8>)>::new()).unwrap();
     assert_eq!((report.indexed, report.skipped_binary.len()), (0, 0));
     assert_eq!((index.doc_count(), index.trigram_count(), index.content_bytes()), (0, 0, 0));
     assert!(index.search(b"abc", false).unwrap().is_empty());

@@ -8,6 +8,7 @@ use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedAr
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -75,6 +76,18 @@ impl Text {
     }
 }
 
+/// Documents given as (id, content): `bytes` read where Python holds them (a build's contents
+/// are most of its memory, and a copy freed after the build stays resident), `str` as its
+/// UTF-8 bytes.
+fn documents<'a>(docs: &'a [(u32, Bound<'_, PyAny>)]) -> PyResult<Vec<(u32, Cow<'a, [u8]>)>> {
+    docs.iter()
+        .map(|(id, content)| match content.cast::<PyBytes>() {
+            Ok(bytes) => Ok((*id, Cow::Borrowed(bytes.as_bytes()))),
+            Err(_) => Ok((*id, Cow::Owned(content.extract::<String>()?.into_bytes()))),
+        })
+        .collect()
+}
+
 /// A trigram index over documents of bytes, with the documents stored in it. Weakly
 /// referenceable: the readers and builds of a process share a loaded file while one holds it.
 #[pyclass(module = "maguyva._core", frozen, weakref)]
@@ -87,8 +100,8 @@ impl TrigramIndex {
     /// Builds an index from (doc_id, content) pairs. Returns the index and the ids of the
     /// documents skipped as binary.
     #[staticmethod]
-    fn build(py: Python<'_>, docs: Vec<(u32, Text)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
-        let docs: Vec<(u32, Vec<u8>)> = docs.into_iter().map(|(id, text)| (id, text.into_bytes())).collect();
+    fn build(py: Python<'_>, docs: Vec<(u32, Bound<'_, PyAny>)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
+        let docs = documents(&docs)?;
         let (inner, report) = py.detach(|| CoreIndex::build(docs)).map_err(to_py)?;
         Ok((TrigramIndex { inner }, report.skipped_binary))
     }
@@ -96,8 +109,8 @@ impl TrigramIndex {
     /// This index's documents `kept` ((old id, new id) pairs, in the same order under both) and
     /// the documents `added`, as one new index, the same as a build of those documents. Returns
     /// the index and the ids of the added documents skipped as binary.
-    fn merged(&self, py: Python<'_>, kept: Vec<(u32, u32)>, added: Vec<(u32, Text)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
-        let added: Vec<(u32, Vec<u8>)> = added.into_iter().map(|(id, text)| (id, text.into_bytes())).collect();
+    fn merged(&self, py: Python<'_>, kept: Vec<(u32, u32)>, added: Vec<(u32, Bound<'_, PyAny>)>) -> PyResult<(TrigramIndex, Vec<u32>)> {
+        let added = documents(&added)?;
         let (inner, report) = py.detach(|| self.inner.merged(&kept, added)).map_err(to_py)?;
         Ok((TrigramIndex { inner }, report.skipped_binary))
     }

@@ -22,12 +22,12 @@ const BATCH_CONTENT_BYTES: usize = 16 << 20;
 const ENCODE_CHUNK_ENTRIES: usize = 1 << 20;
 
 /// Builds the serialized index and its layout.
-pub(crate) fn build(mut docs: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, BuildReport)> {
+pub(crate) fn build<B: AsRef<[u8]> + Send>(mut docs: Vec<(u32, B)>) -> Result<(Vec<u8>, Layout, BuildReport)> {
     docs.par_sort_unstable_by_key(|(id, _)| *id);
     if let Some(pair) = docs.windows(2).find(|pair| pair[0].0 == pair[1].0) {
         return Err(Error::DuplicateDocument(pair[0].0));
     }
-    let (text, binary): (Vec<_>, Vec<_>) = docs.into_iter().partition(|(_, bytes)| !is_binary(bytes));
+    let (text, binary): (Vec<_>, Vec<_>) = docs.into_iter().partition(|(_, bytes)| !is_binary(bytes.as_ref()));
     let report = BuildReport { indexed: text.len(), skipped_binary: binary.iter().map(|(id, _)| *id).collect() };
     drop(binary);
 

@@ -27,14 +27,14 @@ const GONE: u32 = u32::MAX;
 
 /// The merged index of `old`'s documents `kept` ((old id, new id) pairs: kept documents keep
 /// their order, so new ids ascend with the old ones) and the documents `added`.
-pub(crate) fn merge(old: &TrigramIndex, kept: &[(u32, u32)], added: Vec<(u32, Vec<u8>)>) -> Result<(Vec<u8>, Layout, BuildReport)> {
+pub(crate) fn merge<B: AsRef<[u8]> + Send>(old: &TrigramIndex, kept: &[(u32, u32)], added: Vec<(u32, B)>) -> Result<(Vec<u8>, Layout, BuildReport)> {
     let renumbered = renumbering(old, kept)?;
     let mut added = added;
     added.par_sort_unstable_by_key(|(id, _)| *id);
     if let Some(pair) = added.windows(2).find(|pair| pair[0].0 == pair[1].0) {
         return Err(Error::DuplicateDocument(pair[0].0));
     }
-    let (text, binary): (Vec<_>, Vec<_>) = added.into_iter().partition(|(_, bytes)| !is_binary(bytes));
+    let (text, binary): (Vec<_>, Vec<_>) = added.into_iter().partition(|(_, bytes)| !is_binary(bytes.as_ref()));
     let skipped_binary = binary.iter().map(|(id, _)| *id).collect();
     drop(binary);
 
@@ -62,7 +62,7 @@ pub(crate) fn merge(old: &TrigramIndex, kept: &[(u32, u32)], added: Vec<(u32, Ve
         } else {
             let (id, bytes) = fresh.next().expect("peeked");
             added_ordinals.push(documents.len());
-            documents.push((*id, bytes.as_slice()));
+            documents.push((*id, bytes.as_ref()));
         }
     }
     let report = BuildReport { indexed: documents.len(), skipped_binary };
@@ -360,12 +360,12 @@ mod tests {
     #[test]
     fn a_merge_refuses_what_a_build_would_not_index() {
         let (old, _) = TrigramIndex::build(vec![(1, b"alpha".to_vec()), (2, b"beta".to_vec())]).unwrap();
-        assert!(matches!(old.merged(&[(1, 5), (2, 4)], vec![]), Err(Error::InvalidArgument(_))));
-        assert!(matches!(old.merged(&[(9, 1)], vec![]), Err(Error::InvalidArgument(_))));
-        assert!(matches!(old.merged(&[(1, 1), (1, 2)], vec![]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(old.merged(&[(1, 5), (2, 4)], Vec::<(u32, Vec<u8>)>::new()), Err(Error::InvalidArgument(_))));
+        assert!(matches!(old.merged(&[(9, 1)], Vec::<(u32, Vec<u8>)>::new()), Err(Error::InvalidArgument(_))));
+        assert!(matches!(old.merged(&[(1, 1), (1, 2)], Vec::<(u32, Vec<u8>)>::new()), Err(Error::InvalidArgument(_))));
         assert!(matches!(old.merged(&[(1, 3)], vec![(3, b"gamma".to_vec())]), Err(Error::DuplicateDocument(3))));
         assert!(matches!(old.merged(&[], vec![(3, b"x".to_vec()), (3, b"y".to_vec())]), Err(Error::DuplicateDocument(3))));
-        let (empty, report) = old.merged(&[], vec![]).unwrap();
+        let (empty, report) = old.merged(&[], Vec::<(u32, Vec<u8>)>::new()).unwrap();
         assert_eq!((empty.doc_count(), report.indexed), (0, 0));
     }
 }

@@ -128,8 +128,9 @@ impl TrigramIndex {
     /// Indexes `docs`, given as (id, bytes) pairs in any order. Ids are chosen by the caller and
     /// may be sparse. Binary documents are skipped and listed in the report.
     ///
-    /// Fails with [`Error::DuplicateDocument`] if an id appears twice.
-    pub fn build(docs: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
+    /// Fails with [`Error::DuplicateDocument`] if an id appears twice. The documents may be
+    /// owned or borrowed (a caller's buffers are copied once, into the index).
+    pub fn build<B: AsRef<[u8]> + Send>(docs: Vec<(u32, B)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = build::build(docs)?;
         Ok((TrigramIndex::new(Bytes::Owned(buf), layout, PathBuf::new()), report))
     }
@@ -255,7 +256,7 @@ impl TrigramIndex {
     ///
     /// Fails with [`Error::InvalidArgument`] if an old id is not in the index, is kept twice or
     /// out of order, and with [`Error::DuplicateDocument`] if a new id is given twice.
-    pub fn merged(&self, kept: &[(u32, u32)], added: Vec<(u32, Vec<u8>)>) -> Result<(TrigramIndex, BuildReport)> {
+    pub fn merged<B: AsRef<[u8]> + Send>(&self, kept: &[(u32, u32)], added: Vec<(u32, B)>) -> Result<(TrigramIndex, BuildReport)> {
         let (buf, layout, report) = merge::merge(self, kept, added)?;
         Ok((TrigramIndex::new(Bytes::Owned(buf), layout, PathBuf::new()), report))
     }
