@@ -865,3 +865,18 @@ def test_files_rows_are_read_again_from_another_database_at_the_same_path(tmp_pa
     os.replace(replacement, generation / store.META)
     with contextlib.closing(store.open_database(generation)) as db:
         assert [row[1] for row in store.file_rows(db, generation)] == ["cider.py"]
+
+
+def test_collecting_records_gives_up_each_content_it_parses_and_keeps_the_reasons_files_were_skipped():
+    from collections import Counter
+
+    from maguyva.index.progress import Silent
+
+    walked = [("a.py", 30, 1), ("notes.bin", 9, 1), ("b.py", 31, 1)]
+    contents: list[bytes | str | None] = [b"def alpha():\n    return beta()\n", "binary", b"def beta():\n    return 1\n"]
+    skipped: Counter[str] = Counter()
+    records, parsed = build_module.collect_records(walked, contents, {}, skipped, Silent())
+    assert contents == [None, "binary", None]
+    assert parsed == 2 and skipped == Counter({"binary": 1})
+    assert [r.path for r in records] == ["a.py", "b.py"]
+    assert [s.name for r in records for s in r.symbols] == ["alpha", "beta"]

@@ -52,6 +52,25 @@ def test_workers_give_what_parsing_file_by_file_gives(small_batches: None) -> No
     assert len(told) > 3  # several batches, so the workers did take some
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_released_file_list_gives_each_content_up_once_its_file_is_parsed(small_batches: None, workers: int) -> None:
+    files = invented_files(40)
+    expected = [parse_file(p, c) for p, c in files]
+    given = list(files)
+    seen: list[int] = []
+
+    def told(count: int) -> None:
+        # Every file counted so far is parsed, and its content given up.
+        seen.append(sum(1 for _, content in given if content == b""))
+
+    assert pool.parse_files(given, workers=workers, progress=told, release=True) == expected
+    assert [path for path, _ in given] == [path for path, _ in files]
+    assert all(content == b"" for _, content in given)
+    assert seen[-1] == len(files) and seen == sorted(seen) and len(seen) > 3
+    with pytest.raises(TypeError, match="empties a list"):
+        pool.parse_files(tuple(files), release=True)
+
+
 def test_batches_hold_every_file_once_a_large_file_alone_and_the_largest_go_first(small_batches: None) -> None:
     files = invented_files(60)
     files.insert(10, ("core/huge.c", b"int spare;\n" * 900))  # past the batch size, mid-list

@@ -306,6 +306,7 @@ def _build_index(
                 try:
                     if read_bytes > config.current().EMBED_BESIDE_MAX_BYTES:
                         codes_ready()
+                        heap.release()  # the chunks' texts, dropped as they were embedded
                     clock = time.perf_counter()
                     edges = dependency_edges(records, previous)
                     stages["graph"] = time.perf_counter() - clock
@@ -464,7 +465,7 @@ def _as_os_error(err: BaseException) -> OSError:
 
 def collect_records(
     walked: Sequence[tuple[str, int, int]],
-    contents: Sequence[bytes | str | None],
+    contents: list[bytes | str | None],
     previous: dict[str, FileRecord],
     skipped: Counter[str],
     progress: Progress,
@@ -474,9 +475,11 @@ def collect_records(
     readable ones: None for a file not read, as the previous build saw it), reusing the previous
     one where the content is unchanged. Returns the records and how many files were parsed anew;
     files the walk found but could not index are counted in `skipped` and listed in
-    `skipped_files`."""
-    kept: list[tuple[str, int, int, str, bytes, FileRecord | None]] = []
-    for (path, size, mtime_ns), content in zip(walked, contents):
+    `skipped_files`. `contents` is emptied of its bytes, each freed once its file is parsed (at
+    60,000 files, a gigabyte held beside the records until the parse ended)."""
+    kept: list[tuple[str, int, int, str, FileRecord | None]] = []
+    to_parse: list[tuple[str, bytes]] = []
+    for at, ((path, size, mtime_ns), content) in enumerate(zip(walked, contents)):
         if isinstance(content, str):  # the reason the file was skipped
             skipped[content] += 1
             if skipped_files is not None:
@@ -484,19 +487,22 @@ def collect_records(
             continue
         if content is None:
             unread = previous[path]
-            kept.append((path, size, mtime_ns, unread.sha256, b"", unread))
+            kept.append((path, size, mtime_ns, unread.sha256, unread))
             continue
+        contents[at] = None
         digest = hashlib.sha256(content).hexdigest()
         earlier = previous.get(path)
         reusable = earlier if earlier is not None and earlier.sha256 == digest else None
-        kept.append((path, size, mtime_ns, digest, content, reusable))
-    to_parse = [(path, content) for path, _, _, _, content, reused in kept if reused is None]
+        kept.append((path, size, mtime_ns, digest, reusable))
+        if reusable is None:
+            to_parse.append((path, content))
+    content = None  # the loop's last file: held by `to_parse` alone
     progress.start("parsing", len(kept))
     progress.advance(len(kept) - len(to_parse))
-    fresh = iter(parse_files(to_parse, progress=progress.advance))
+    fresh = iter(parse_files(to_parse, progress=progress.advance, release=True))
     records: list[FileRecord] = []
     parsed = 0
-    for path, size, mtime_ns, digest, _content, reused in kept:
+    for path, size, mtime_ns, digest, reused in kept:
         if reused is not None:
             reused.size, reused.mtime_ns = size, mtime_ns
             record = reused
@@ -1114,23 +1120,23 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 def _code_word_rows(
     db: sqlite3.Connection, records: list[FileRecord], held: Sequence[int], previous: Previous | None
-) -> list[tuple[str, bytes]]:
-    """The rows of a segment's `code_words` table, by word: each word with the ids of the files
+) -> Iterator[tuple[str, bytes]]:
+    """The rows of a segment's `code_words` table, by word, made as they are taken: each word with the ids of the files
     `held` whose code spells it (`store.encode_file_ids`). The words of records parsed anew are
     theirs; those of records carried over are read from the `previous` generation's segments
     (attached as `earlier` and `earlier_delta`) and renumbered."""
-    held_set = np.zeros(len(records), dtype=bool)
-    held_set[list(held)] = True
     ids: dict[str, int] = {}
-    word_ids: list[int] = []
-    owners: list[int] = []
-    for i in held:
-        record = records[i]
-        if record.earlier_id is None:
-            word_ids.extend(ids.setdefault(word, len(ids)) for word in record.code_words)
-            owners.extend([i] * len(record.code_words))
-    words = np.asarray(word_ids, dtype=np.int64)
-    files = np.asarray(owners, dtype=np.int64)
+    # Each (word, file) pair as two int32 columns, a record at a time: at 60,000 files they are
+    # tens of millions of pairs, which as Python lists of numbers took a gigabyte.
+    fresh = [i for i in held if records[i].earlier_id is None]
+    word_parts = [
+        np.fromiter((ids.setdefault(word, len(ids)) for word in records[i].code_words), dtype=np.int32,
+                    count=len(records[i].code_words))
+        for i in fresh
+    ]  # fmt: skip
+    words: np.ndarray = np.concatenate(word_parts) if word_parts else np.zeros(0, dtype=np.int32)
+    del word_parts
+    files: np.ndarray = np.repeat(np.asarray(fresh, dtype=np.int32), [len(records[i].code_words) for i in fresh])
     if previous is not None and previous.segments is not None:
         order = previous.segments.order
         renumber = np.full(len(order.in_delta), -1, dtype=np.int64)
@@ -1160,18 +1166,19 @@ def _code_word_rows(
             words = np.concatenate([words, np.asarray(vocabulary, dtype=np.int64)[owner[keep]]])
             files = np.concatenate([files, moved[keep]])
     if not len(words):
-        return []
+        return iter(())
     # One sort by (word, file): each word's files ascending, each word one run.
     order_of = np.lexsort((files, words))
-    words, files = words[order_of], files[order_of]
-    postings = store.encode_file_ids(files)
+    postings = store.encode_file_ids(files[order_of])
     ends = (np.cumsum(np.bincount(words, minlength=len(ids))) * 4).tolist()
+    del order_of, words, files
     vocabulary_list = list(ids)
-    return [
+    # Made as they are inserted: a word's row holds a copy of its posting.
+    return (
         (vocabulary_list[i], postings[(ends[i - 1] if i else 0) : ends[i]])
         for i in sorted(range(len(vocabulary_list)), key=vocabulary_list.__getitem__)
         if ends[i] > (ends[i - 1] if i else 0)
-    ]
+    )
 
 
 def graph_nodes(
@@ -1527,9 +1534,10 @@ def _insert_rows(
     reference ids. Returns each held file's count of chunks, symbols and references."""
     chunk_id = symbol_id = ref_id = 0
     counts: list[tuple[int, int, int]] = []
-    symbol_rows: list[tuple[object, ...]] = []
-    chunk_rows: list[tuple[object, ...]] = []
-    ref_rows: list[tuple[object, ...]] = []
+    # The records parsed anew, each with its first chunk, symbol and reference id: their rows
+    # are made as they are inserted, a table at a time, never all held at once (at 60,000 files
+    # they were a gigabyte of tuples on top of the records).
+    fresh: list[tuple[FileRecord, int, int, int, int]] = []
     # (source schema, first and last earlier file id, then the shifts of file, chunk, symbol and
     # reference ids)
     runs: list[tuple[str, int, int, int, int, int, int]] = []
@@ -1561,29 +1569,37 @@ def _insert_rows(
             ref_id += ends[2] - ref_start
             continue
         counts.append((len(r.chunks), len(r.symbols), len(r.references)))
-        # A chunk is as central as the symbol it holds (of the definitions of that name, the one
-        # it shares most lines with: overloads share a name), loose code as its file: the
-        # symbol's id is kept for the reader to look its centrality up.
-        by_name: dict[str, list[graph.DefinitionSpan]] = {}
-        for s in r.symbols:
-            by_name.setdefault(s.qualified_name, []).append(graph.DefinitionSpan(symbol_id, s.start_line, s.end_line))
-            symbol_rows.append(
-                (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
-                 s.start_line, s.end_line, s.parent)
-            )  # fmt: skip
-            symbol_id += 1
-        for c in r.chunks:
-            owner = _most_shared(by_name.get(c.symbol, ()), c.start_line, c.end_line) if c.symbol else None
-            chunk_rows.append((chunk_id, file_id, c.start_line, c.end_line, c.symbol, owner))
-            chunk_id += 1
-        for x in r.references:
-            ref_rows.append(
-                (ref_id, file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
-            )
-            ref_id += 1
-    db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows)
-    db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", chunk_rows)
-    db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ref_rows)
+        fresh.append((r, file_id, chunk_id, symbol_id, ref_id))
+        chunk_id += len(r.chunks)
+        symbol_id += len(r.symbols)
+        ref_id += len(r.references)
+
+    def symbol_rows() -> Iterator[tuple[object, ...]]:
+        for r, file_id, _, first, _ in fresh:
+            for symbol_id, s in enumerate(r.symbols, first):
+                yield (symbol_id, file_id, s.name, s.kind, s.qualified_name, s.signature, s.docstring,
+                       s.start_line, s.end_line, s.parent)  # fmt: skip
+
+    def chunk_rows() -> Iterator[tuple[object, ...]]:
+        for r, file_id, first, first_symbol, _ in fresh:
+            # A chunk is as central as the symbol it holds (of the definitions of that name, the
+            # one it shares most lines with: overloads share a name), loose code as its file: the
+            # symbol's id is kept for the reader to look its centrality up.
+            by_name: dict[str, list[graph.DefinitionSpan]] = {}
+            for symbol_id, s in enumerate(r.symbols, first_symbol):
+                by_name.setdefault(s.qualified_name, []).append(graph.DefinitionSpan(symbol_id, s.start_line, s.end_line))
+            for chunk_id, c in enumerate(r.chunks, first):
+                owner = _most_shared(by_name.get(c.symbol, ()), c.start_line, c.end_line) if c.symbol else None
+                yield (chunk_id, file_id, c.start_line, c.end_line, c.symbol, owner)
+
+    def ref_rows() -> Iterator[tuple[object, ...]]:
+        for r, file_id, _, _, first in fresh:
+            for ref_id, x in enumerate(r.references, first):
+                yield (ref_id, file_id, x.kind, x.name, x.line, x.enclosing, x.qualifier, _names_to_db(x.imported_names))
+
+    db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", symbol_rows())
+    db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", chunk_rows())
+    db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ref_rows())
     for schema, first, last, file_shift, chunk_shift, symbol_shift, ref_shift in runs:
         span = (first, last)
         db.execute(

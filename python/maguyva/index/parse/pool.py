@@ -82,20 +82,27 @@ def parse_files(
     files: Sequence[tuple[str, bytes]],
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    release: bool = False,
 ) -> list[ParsedFile]:
     """`parse_file` of each (path, content), in order; `workers` processes help (None: as many
     as `worker_count` says for these files), and `progress` hears how many files each finished
-    batch held."""
+    batch held. With `release`, `files` (a list) has each content replaced by b"" once the file
+    is parsed: a large build's contents are then freed as its records grow, not held beside
+    all of them."""
+    if release and not isinstance(files, list):
+        raise TypeError("parse_files(release=True) empties a list of files as it parses them")
     if workers is None:
         workers = worker_count(sum(len(content) for _, content in files))
     told = progress or (lambda _count: None)
     if workers <= 0 or len(files) < 2:
         results = []
-        for path, content in files:
+        for i, (path, content) in enumerate(files):
             results.append(parse_file(path, content))
+            if release:
+                files[i] = (path, b"")  # type: ignore[index]
             told(1)
         return results
-    return _Scheduler(files, told, workers + 1).run(workers)
+    return _Scheduler(files, told, workers + 1, release).run(workers)
 
 
 def _batches(files: Sequence[tuple[str, bytes]], parsers: int = 1) -> list[range]:
@@ -255,8 +262,12 @@ class _Scheduler:
     workers still hold (a worker may be slow to load a language's grammar for the first time), so
     a build never waits on a worker longer than its own parse of the batch would take."""
 
-    def __init__(self, files: Sequence[tuple[str, bytes]], progress: Callable[[int], None], parsers: int = 1):
+    def __init__(
+        self, files: Sequence[tuple[str, bytes]], progress: Callable[[int], None], parsers: int = 1, release: bool = False
+    ):
         self.files = files
+        #: Whether a parsed file's content is dropped from `files` (`parse_files`).
+        self.release = release
         self.progress = progress
         self.results: list[ParsedFile | None] = [None] * len(files)
         self.pending = deque(_batches(files, parsers))
@@ -301,6 +312,8 @@ class _Scheduler:
         if self.results[batch.start] is None:
             for i, result in zip(batch, parsed):
                 self.results[i] = result
+                if self.release:
+                    self.files[i] = (self.files[i][0], b"")  # type: ignore[index]
             self.progress(len(batch))
 
     def _answered(self, batch: range, parsed: list[ParsedFile] | None) -> None:
