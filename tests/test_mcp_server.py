@@ -178,6 +178,44 @@ def test_no_request_reads_outside_the_roots(corpus, roots):
         assert SECRET not in text and "leak.py" not in text
 
 
+def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, monkeypatch, caplog):
+    from maguyva.index import symbols
+    from maguyva.serve.api import Index
+    from maguyva.serve.mcp import server
+
+    made: list[int] = []
+    make = symbols.SymbolTable.__init__
+
+    def counting(self, reader):
+        made.append(id(reader))
+        make(self, reader)
+
+    monkeypatch.setattr(symbols.SymbolTable, "__init__", counting)
+    with Corpus.open(list(roots)) as corpus:
+        server._prepare(corpus)
+        assert len(made) == 2  # one table per repository, derived before any question
+        call(corpus, "search", query="where are orders totalled", top_k=3)
+        assert len(made) == 2
+    # A repository that cannot be warmed is left to its first question, and the others are
+    # prepared all the same.
+    made.clear()
+    warmed: list[str] = []
+    original = Index.warm
+
+    def warm(self):
+        warmed.append(self.reader.root.name)
+        if self.reader.root.name == "shop":
+            raise OSError("the index cannot be read")
+        original(self)
+
+    monkeypatch.setattr(Index, "warm", warm)
+    with Corpus.open(list(roots)) as corpus, caplog.at_level("WARNING", logger="maguyva.mcp"):
+        server._prepare(corpus)
+        assert sorted(warmed) == ["shop", "tools"] and len(made) == 1
+        assert "could not prepare the questions of shop: the index cannot be read" in caplog.text
+        assert call(corpus, "search", query="where are orders totalled", top_k=3)["results"]
+
+
 def test_trim_to_tokens():
     text = "short line\n" + "x" * 1000 + "\nlast"
     assert trim_to_tokens(text, 10) == "short line"

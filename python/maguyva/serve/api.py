@@ -17,6 +17,10 @@ from maguyva.index.reader import IndexReader
 from maguyva.query.results import SearchResponse
 from maguyva.query.search import DEFAULT_RANKING, Searcher
 
+#: What `Index.warm` asks: a question in words (every modality of the default preset and the
+#: rank stage) and a bare name (the lookups by name).
+WARMING_QUESTIONS = ("how does this code handle errors and retries", "Config")
+
 
 class Index:
     """A searchable index of one repository.
@@ -73,6 +77,15 @@ class Index:
         modality and every result.
         """
         return self.searcher.search(query, top_k=top_k, preset=preset, ranking=ranking, paths=paths, languages=languages)
+
+    def warm(self) -> None:
+        """Derive now what questions read from the index, rather than on the first one: the query
+        embedder, the symbol table and its word index, the path vocabulary, the rank stage's
+        tables (at 60,000 files, seconds). It answers `WARMING_QUESTIONS` and drops the answers,
+        so whatever a question derives is derived, whatever that comes to be. A server warms
+        each index once it is open, while its client connects."""
+        for question in WARMING_QUESTIONS:
+            self.search(question)
 
     @property
     def searcher(self) -> Searcher:

@@ -91,8 +91,9 @@ def serve(
         logger.info("serving %d shards on Ray", len(corpus.shards()))
     else:
         local = Corpus.open(paths, embedder=embedder)
-        # Index (or bring up to date) every repository while the client connects, so the first
-        # question does not pay for it; calls arriving meanwhile wait for their repository.
+        # Index (or bring up to date) every repository and derive what questions read from it
+        # while the client connects, so the first question does not pay for it; calls arriving
+        # meanwhile wait for their repository, or share what is being derived.
         threading.Thread(target=_prepare, args=(local,), name="maguyva-prepare", daemon=True).start()
         corpus = local
     server = make_server(corpus)
@@ -116,4 +117,9 @@ def _prepare(corpus: Corpus) -> None:
             continue
         if refresh.build is not None:
             logger.info("indexed %s: %d files in %.1f s", repository.name, refresh.build.files, refresh.build.seconds)
+        try:
+            with repository.open() as index:
+                index.warm()
+        except Exception as err:  # the first question derives what warming could not
+            logger.warning("could not prepare the questions of %s: %s", repository.name, one_line(err))
 
