@@ -1,6 +1,6 @@
 """Edit -> answer through an open corpus on an index already built, with the build's steps timed.
 
-    python benches/open_edits.py ROOT INDEX_DIR [--edits 4] [--pause 2.1] [--prepare]
+    python benches/open_edits.py ROOT INDEX_DIR [--edits 4] [--pause 2.1] [--prepare] [--follow SECONDS]
 
 Opens the repository at ROOT with its index in INDEX_DIR as a `Corpus` (as the MCP server holds
 it), asks one question untimed and three more timed (nothing changed: the freshness check and
@@ -21,6 +21,7 @@ import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def main() -> int:
     parser.add_argument("--pause", type=float, default=2.1, help="seconds between edits")
     parser.add_argument("--prepare", action="store_true",
                         help="prepare the corpus as `maguyva mcp` does on start (timed) before the first question")
+    parser.add_argument("--follow", type=float, metavar="SECONDS",
+                        help="follow the tree's changes as `maguyva mcp` does, and ask SECONDS after each edit")
     args = parser.parse_args()
 
     spent = timed_steps(STEPS)
@@ -85,6 +88,11 @@ def main() -> int:
             corpus.search(question)
             unchanged.append((time.perf_counter() - started) * 1e3)
         print("questions with nothing changed:", ", ".join(f"{ms:.0f} ms" for ms in unchanged))
+        stop = threading.Event()
+        if args.follow is not None:
+            from maguyva.serve.mcp.server import follow
+
+            threading.Thread(target=follow, args=(corpus, stop), daemon=True).start()
         spent.clear()
         edits, after, worded = [], [], []
         for i in range(args.edits):
@@ -92,6 +100,8 @@ def main() -> int:
             name = f"open_edits_probe_{os.getpid()}_{i}"
             with open(target, "a") as out:
                 out.write(f"\n\ndef {name}():\n    return {i}\n")
+            if args.follow is not None:
+                time.sleep(args.follow)  # what an agent does between an edit and its next question
             started = time.perf_counter()
             answer = corpus.search(f'"{name}"', top_k=10)
             edits.append((time.perf_counter() - started) * 1e3)
@@ -106,6 +116,7 @@ def main() -> int:
             worded.append((time.perf_counter() - started) * 1e3)
             spent.clear()
             spent.update(steps)  # the steps of the edits alone
+        stop.set()
     print(f"edit -> correct answer: median {statistics.median(edits):.0f} ms ({', '.join(f'{ms:.0f}' for ms in edits)})")
     print(f"the next question: median {statistics.median(after):.0f} ms ({', '.join(f'{ms:.0f}' for ms in after)})")
     print(f"then a question in words: median {statistics.median(worded):.0f} ms ({', '.join(f'{ms:.0f}' for ms in worded)})")

@@ -216,6 +216,49 @@ def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, 
         assert call(corpus, "search", query="where are orders totalled", top_k=3)["results"]
 
 
+def test_a_server_brings_an_edited_repository_up_to_date_before_it_is_asked(roots, monkeypatch):
+    import contextvars
+    import threading
+
+    from maguyva import config
+    from maguyva.index import build as build_module
+    from maguyva.serve.mcp import server
+
+    monkeypatch.delenv("MAGUYVA_NO_WATCH", raising=False)
+    shop, _ = roots
+    with Corpus.open(list(roots)) as corpus:
+        server._prepare(corpus)
+        repository = next(r for r in corpus.repositories if r.root == shop.resolve())
+        if repository.watched_changes() is None:
+            pytest.skip("the tree cannot be watched here")
+        stop = threading.Event()
+        with config.using(config.current().but(FOLLOW_QUIET_SECONDS=0.2, FOLLOW_POLL_SECONDS=0.05)):
+            context = contextvars.copy_context()
+        follower = threading.Thread(target=context.run, args=(server.follow, corpus, stop), daemon=True)
+        follower.start()
+        try:
+            before = repository.last_refresh
+            edited_at = time.time()
+            write_file(shop, "app/retry.py", "def backoff_with_jitter(attempt):\n    return 2 ** attempt\n")
+            for _ in range(300):  # at most 15 s
+                done = repository.last_refresh
+                if done is not before and done is not None and done.build is not None and done.checked_at >= edited_at:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("the edit was not indexed without a question")
+            builds: list[object] = []
+            real = build_module.build_index
+            monkeypatch.setattr(build_module, "build_index", lambda *a, **k: builds.append(a) or real(*a, **k))
+            found = call(corpus, "search", query="backoff_with_jitter", top_k=3)
+            assert found["results"][0]["path"].endswith("app/retry.py")
+            assert builds == []  # the question found the update made
+        finally:
+            stop.set()
+            follower.join(5)
+        assert not follower.is_alive()
+
+
 def test_trim_to_tokens():
     text = "short line\n" + "x" * 1000 + "\nlast"
     assert trim_to_tokens(text, 10) == "short line"

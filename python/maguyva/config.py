@@ -207,6 +207,11 @@ class Tuning:
     RELATED_MAX_CHARS: int = 2000
     #: A graph walk starts from at most this many definitions of the name asked about.
     GRAPH_WALK_MAX_SEEDS: int = 16
+    #: A server brings a repository's index up to date once its watched tree has seen no change
+    #: for this long (an agent's edit of several files is one update), looking every
+    #: FOLLOW_POLL_SECONDS: then the next question finds the update made.
+    FOLLOW_QUIET_SECONDS: float = 0.5
+    FOLLOW_POLL_SECONDS: float = 0.25
 
     # --- Building -----------------------------------------------------------------------------
     #: Files to parse, in bytes, from which worker processes help (below it one process parses

@@ -167,6 +167,12 @@ class Repository:
             self.last_refresh, self._checked_from = refresh, checking_from
             return refresh
 
+    def watched_changes(self) -> int | None:
+        """How many changes the tree's watch has seen (None: the tree is not watched, or not yet:
+        its first refresh makes the watch)."""
+        watch = self._watch
+        return None if watch is None else watch.changes()
+
     def _tree_watch(self) -> TreeWatch | None:
         """The tree's watch, made the first time it is asked for (when wanted and possible)."""
         if self._watch_wanted:
