@@ -218,26 +218,21 @@ def _build_index(
         first_build = rebuild or _current_name(index_dir) is None
         if first_build:
             _compile_languages(path for path, _, _ in walked)
-        # A local model named is loaded beside the reading and the parse, which do not need it:
-        # reading its table and checking its hash release the GIL. One whose identity is not
-        # known without making it is made now.
-        loading: Beside[Embedder] | None = None
-        if model is None:
+        if model is None and identity is None:  # an embedder whose identity only it knows
             assert isinstance(embedder, str)
-            if identity is None:
-                model = make_embedder(embedder)
-                identity = embedder_identity(model)
-            else:
-                name = embedder
-                loading = Beside(lambda _: make_embedder(name), "model")
+            model = make_embedder(embedder)
+            identity = embedder_identity(model)
         assert identity is not None
-        try:
-            previous = Previous() if rebuild else load_previous_records(index_dir, identity, warnings)
-        except BaseException:
-            if loading is not None:
-                loading.cancel()
-            raise
+        previous = Previous() if rebuild else load_previous_records(index_dir, identity, warnings)
         with contextlib.closing(previous):
+            # A local model named is loaded beside the reading and the parse, which do not need
+            # it: reading its table and checking its hash release the GIL. A build that fails
+            # before it embeds waits for the load (`cancel`), so no thread is left behind.
+            loading: Beside[Embedder] | None = None
+            if model is None:
+                name = embedder
+                assert isinstance(name, str)
+                loading = Beside(lambda _: make_embedder(name), "model")
             try:
                 earlier_text = previous.text_index(walked, max_file_size, include_secrets)
                 contents = read_changed(root, walked, previous if earlier_text is not None else None, max_file_size)
@@ -276,8 +271,6 @@ def _build_index(
                     records, parsed = collect_records(walked, contents, previous.records, skipped, progress, skipped_files)
                 except BaseException:
                     text_index.cancel()
-                    if loading is not None:
-                        loading.cancel()
                     raise
                 del contents  # parsed: no stage needs the files' contents any more
                 stages["parse"] = time.perf_counter() - clock
@@ -332,6 +325,8 @@ def _build_index(
                 store.publish(index_dir, generation)
                 stages["write"] = time.perf_counter() - clock
             except BaseException as err:
+                if loading is not None:
+                    loading.cancel()
                 if generation is not None and _current_name(index_dir) != generation.name:
                     shutil.rmtree(generation, ignore_errors=True)
                 if writing and isinstance(err, sqlite3.OperationalError | OSError) and not isinstance(err, IndexStoreError):
