@@ -179,7 +179,7 @@ def test_no_request_reads_outside_the_roots(corpus, roots):
 
 
 def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, monkeypatch, caplog):
-    from maguyva.index import symbols
+    from maguyva.index import freshness, symbols
     from maguyva.serve.api import Index
     from maguyva.serve.mcp import server
 
@@ -191,11 +191,24 @@ def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, 
         make(self, reader)
 
     monkeypatch.setattr(symbols.SymbolTable, "__init__", counting)
+    monkeypatch.delenv("MAGUYVA_NO_WATCH", raising=False)
+    walks: list[str] = []
+    walk = freshness.TreeWatch.walk
+
+    def counting_walks(self, *args):
+        walks.append(str(self._core.root))
+        return walk(self, *args)
+
+    monkeypatch.setattr(freshness.TreeWatch, "walk", counting_walks)
     with Corpus.open(list(roots)) as corpus:
         server._prepare(corpus)
         assert len(made) == 2  # one table per repository, derived before any question
+        watched = all(r.watched_changes() is not None for r in corpus.repositories)
+        walks.clear()
         call(corpus, "search", query="where are orders totalled", top_k=3)
         assert len(made) == 2
+        if watched:  # the walk after the one that began watching was made too
+            assert walks == []
     # A repository that cannot be warmed is left to its first question, and the others are
     # prepared all the same.
     made.clear()

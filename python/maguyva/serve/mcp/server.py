@@ -154,6 +154,9 @@ def _prepare(corpus: Corpus) -> None:
         if refresh.build is not None:
             logger.info("indexed %s: %d files in %.1f s", repository.name, refresh.build.files, refresh.build.seconds)
         try:
+            # The walk that began watching the tree is followed by one more at the next check (a
+            # folder may have changed before its watch began): made now, not by the first question.
+            repository.refresh()
             with repository.open() as index:
                 index.warm()
         except Exception as err:  # the first question derives what warming could not
