@@ -74,10 +74,9 @@ def main() -> int:
 
     with Corpus.open([args.root], index_dir=args.index_dir) as corpus:
         if args.prepare:
-            from maguyva.serve.mcp.server import _prepare
-
             started = time.perf_counter()
-            _prepare(corpus)
+            for repository in corpus.repositories:
+                repository.prepare()
             print(f"prepared as the server does on start: {(time.perf_counter() - started) * 1e3:.0f} ms")
         started = time.perf_counter()
         corpus.search("where is the configuration loaded")
@@ -90,9 +89,7 @@ def main() -> int:
         print("questions with nothing changed:", ", ".join(f"{ms:.0f} ms" for ms in unchanged))
         stop = threading.Event()
         if args.follow is not None:
-            from maguyva.serve.mcp.server import follow
-
-            threading.Thread(target=follow, args=(corpus, stop), daemon=True).start()
+            threading.Thread(target=corpus.follow, args=(stop,), daemon=True).start()
         spent.clear()
         edits, after, worded = [], [], []
         for i in range(args.edits):

@@ -179,6 +179,8 @@ def test_no_request_reads_outside_the_roots(corpus, roots):
 
 
 def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, monkeypatch, caplog):
+    import threading
+
     from maguyva.index import freshness, symbols
     from maguyva.serve.api import Index
     from maguyva.serve.mcp import server
@@ -201,7 +203,8 @@ def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, 
 
     monkeypatch.setattr(freshness.TreeWatch, "walk", counting_walks)
     with Corpus.open(list(roots)) as corpus:
-        server._prepare(corpus)
+        for repository in corpus.repositories:
+            repository.prepare()
         assert len(made) == 2  # one table per repository, derived before any question
         watched = all(r.watched_changes() is not None for r in corpus.repositories)
         walks.clear()
@@ -222,10 +225,12 @@ def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, 
         original(self)
 
     monkeypatch.setattr(Index, "warm", warm)
+    stopped = threading.Event()
+    stopped.set()  # the server's preparation, then no following
     with Corpus.open(list(roots)) as corpus, caplog.at_level("WARNING", logger="maguyva.mcp"):
-        server._prepare(corpus)
+        server._prepare_and_follow(corpus, stopped)
         assert sorted(warmed) == ["shop", "tools"] and len(made) == 1
-        assert "could not prepare the questions of shop: the index cannot be read" in caplog.text
+        assert "could not prepare shop: the index cannot be read" in caplog.text
         assert call(corpus, "search", query="where are orders totalled", top_k=3)["results"]
 
 
@@ -235,19 +240,19 @@ def test_a_server_brings_an_edited_repository_up_to_date_before_it_is_asked(root
 
     from maguyva import config
     from maguyva.index import build as build_module
-    from maguyva.serve.mcp import server
 
     monkeypatch.delenv("MAGUYVA_NO_WATCH", raising=False)
     shop, _ = roots
     with Corpus.open(list(roots)) as corpus:
-        server._prepare(corpus)
+        for each in corpus.repositories:
+            each.prepare()
         repository = next(r for r in corpus.repositories if r.root == shop.resolve())
         if repository.watched_changes() is None:
             pytest.skip("the tree cannot be watched here")
         stop = threading.Event()
         with config.using(config.current().but(FOLLOW_QUIET_SECONDS=0.2, FOLLOW_POLL_SECONDS=0.05)):
             context = contextvars.copy_context()
-        follower = threading.Thread(target=context.run, args=(server.follow, corpus, stop), daemon=True)
+        follower = threading.Thread(target=context.run, args=(corpus.follow, stop), daemon=True)
         follower.start()
         try:
             before = repository.last_refresh

@@ -21,6 +21,7 @@ fallback answer beside a direct one, a lookalike of a name beside its exact defi
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -235,6 +236,30 @@ class Corpus:
             return {chosen[0].name: chosen[0].refresh()}
         outcomes = list(self._pool.map(lambda r: r.refresh(), chosen))
         return {r.name: outcome for r, outcome in zip(chosen, outcomes)}
+
+    def follow(self, stop: threading.Event, failed: Callable[[Repository, Exception], None] = lambda _r, _e: None) -> None:
+        """Until `stop` is set: bring each repository whose watched tree changed up to date, and
+        warm its new index (`Repository.update`), once the tree has been quiet for
+        `config.FOLLOW_QUIET_SECONDS`. An agent edits, then asks: the update (a second at 60,000
+        files, and as much again for the new index's tables) is then made between the two, not in
+        the question's time; a question arriving meanwhile waits for it. `failed` hears what an
+        update raised (the question that meets it says it again)."""
+        tuning = config.current()
+        seen = {repository.name: repository.watched_changes() for repository in self.repositories}
+        changed_at: dict[str, float] = {}
+        while not stop.wait(tuning.FOLLOW_POLL_SECONDS):
+            for repository in self.repositories:
+                name, count = repository.name, repository.watched_changes()
+                if count != seen.get(name):
+                    seen[name], changed_at[name] = count, time.monotonic()
+                    continue
+                if name not in changed_at or time.monotonic() - changed_at[name] < tuning.FOLLOW_QUIET_SECONDS:
+                    continue
+                del changed_at[name]
+                try:
+                    repository.update()
+                except Exception as err:
+                    failed(repository, err)
 
     def refresh_usable(self, repositories: Sequence[Repository]) -> tuple[list[Repository], dict[str, Refresh]]:
         """Bring `repositories` up to date and return those that can answer, with what each

@@ -167,6 +167,26 @@ class Repository:
             self.last_refresh, self._checked_from = refresh, checking_from
             return refresh
 
+    def prepare(self) -> Refresh:
+        """`refresh`, then what its first question would otherwise do next: the check that
+        follows the walk which began watching the tree (a folder may have changed before its
+        watch began: the whole tree is walked once more), and the tables questions derive
+        (`Index.warm`). What the first `refresh` took is returned; a failure of any step is raised."""
+        refresh = self.refresh()
+        self.refresh()
+        with self.open() as index:
+            index.warm()
+        return refresh
+
+    def update(self) -> Refresh:
+        """`refresh`, and the new index warmed when it built one (a repository a server keeps up
+        to date between questions)."""
+        refresh = self.refresh()
+        if refresh.build is not None:
+            with self.open() as index:
+                index.warm()
+        return refresh
+
     def watched_changes(self) -> int | None:
         """How many changes the tree's watch has seen (None: the tree is not watched, or not yet:
         its first refresh makes the watch)."""

@@ -6,11 +6,9 @@ import logging
 import os
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from maguyva import config
 from maguyva._core import __version__
 from maguyva.serve.corpus import Corpus, Searchable
 from maguyva.serve.mcp.tools import TOOLS, ToolFailure, call_tool, one_line
@@ -114,51 +112,12 @@ def serve(
 
 
 def _prepare_and_follow(corpus: Corpus, stop: threading.Event) -> None:
-    _prepare(corpus)
-    follow(corpus, stop)
-
-
-def follow(corpus: Corpus, stop: threading.Event) -> None:
-    """Until `stop` is set: bring each repository whose tree changed up to date once the tree is
-    quiet (`config.FOLLOW_QUIET_SECONDS`), and warm its new index. An agent edits, then asks: the
-    update (a second at 60,000 files, and as much again for the new index's tables) is then made
-    between the two, not in the question's time. A question arriving meanwhile waits for it."""
-    tuning = config.current()
-    seen = {repository.name: repository.watched_changes() for repository in corpus.repositories}
-    changed_at: dict[str, float] = {}
-    while not stop.wait(tuning.FOLLOW_POLL_SECONDS):
-        for repository in corpus.repositories:
-            name, count = repository.name, repository.watched_changes()
-            if count != seen.get(name):
-                seen[name], changed_at[name] = count, time.monotonic()
-                continue
-            if name not in changed_at or time.monotonic() - changed_at[name] < tuning.FOLLOW_QUIET_SECONDS:
-                continue
-            del changed_at[name]
-            try:
-                refresh = repository.refresh()
-                if refresh.build is not None:
-                    with repository.open() as index:
-                        index.warm()
-            except Exception as err:  # said again, as a tool error, when a question meets it
-                logger.warning("could not bring %s up to date: %s", name, one_line(err))
-
-
-def _prepare(corpus: Corpus) -> None:
     for repository in corpus.repositories:
         try:
-            refresh = repository.refresh()
+            refresh = repository.prepare()
         except Exception as err:  # reported again, as a tool error, when a call needs it
-            logger.warning("could not index %s: %s", repository.name, one_line(err))
+            logger.warning("could not prepare %s: %s", repository.name, one_line(err))
             continue
         if refresh.build is not None:
             logger.info("indexed %s: %d files in %.1f s", repository.name, refresh.build.files, refresh.build.seconds)
-        try:
-            # The walk that began watching the tree is followed by one more at the next check (a
-            # folder may have changed before its watch began): made now, not by the first question.
-            repository.refresh()
-            with repository.open() as index:
-                index.warm()
-        except Exception as err:  # the first question derives what warming could not
-            logger.warning("could not prepare the questions of %s: %s", repository.name, one_line(err))
-
+    corpus.follow(stop, lambda repository, err: logger.warning("could not bring %s up to date: %s", repository.name, one_line(err)))
