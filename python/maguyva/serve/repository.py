@@ -173,7 +173,8 @@ class Repository:
         watch began: the whole tree is walked once more), and the tables questions derive
         (`Index.warm`). What the first `refresh` took is returned; a failure of any step is raised."""
         refresh = self.refresh()
-        self.refresh()
+        if self.watched_changes() is not None:  # an unwatched tree is walked by every check anyway
+            self.refresh()
         with self.open() as index:
             index.warm()
         return refresh
