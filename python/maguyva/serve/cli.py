@@ -160,8 +160,9 @@ def looks_like_ray_address(word: str) -> bool:
 
 MCP_DESCRIPTION = """\
 Serve the repositories at PATH ... to a coding agent over the Model Context Protocol (stdio).
-Each repository keeps its own index (built on start when missing); before every answer the
-server checks what changed on disk and re-indexes those files.
+Each repository keeps its own index (built on start when missing, and what questions read from
+it derived while the agent connects); a tree seen to change is re-indexed once it is quiet, and
+before every answer the server checks what changed on disk and re-indexes those files.
 
 tools:
   search(query, repo?, top_k?, preset?)   ask anything: intent, route and ranked results
