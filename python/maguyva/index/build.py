@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -472,63 +472,60 @@ def collect_records(
     files the walk found but could not index are counted in `skipped` and listed in
     `skipped_files`. `contents` is emptied of its bytes, each freed once its file is parsed (at
     60,000 files, a gigabyte held beside the records until the parse ended)."""
-    kept: list[tuple[str, int, int, str, FileRecord | None]] = []
+    # Each file's record in walk order: the previous one where it is kept (its stat as walked
+    # now), else a placeholder until its parse is done (where in `records`, and its identity).
+    records: list[FileRecord | None] = []
+    placed: list[tuple[int, str, int, int, str]] = []
     to_parse: list[tuple[str, bytes]] = []
     for at, ((path, size, mtime_ns), content) in enumerate(zip(walked, contents)):
-        if isinstance(content, str):  # the reason the file was skipped
+        if content is None:
+            reused = previous[path]
+        elif isinstance(content, str):  # the reason the file was skipped
             skipped[content] += 1
             if skipped_files is not None:
                 skipped_files.append(SkippedFile(path, content, size, mtime_ns))
             continue
-        if content is None:
-            unread = previous[path]
-            kept.append((path, size, mtime_ns, unread.sha256, unread))
-            continue
-        contents[at] = None
-        digest = hashlib.sha256(content).hexdigest()
-        earlier = previous.get(path)
-        reusable = earlier if earlier is not None and earlier.sha256 == digest else None
-        kept.append((path, size, mtime_ns, digest, reusable))
-        if reusable is None:
-            to_parse.append((path, content))
-    content = None  # the loop's last file: held by `to_parse` alone
-    progress.start("parsing", len(kept))
-    progress.advance(len(kept) - len(to_parse))
-    fresh = iter(parse_files(to_parse, progress=progress.advance, release=True))
-    records: list[FileRecord] = []
-    parsed = 0
-    for path, size, mtime_ns, digest, reused in kept:
-        if reused is not None:
-            reused.size, reused.mtime_ns = size, mtime_ns
-            record = reused
         else:
-            result = next(fresh)
-            record = FileRecord(
-                path, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references,
-                result.code_words,
-            )
-            parsed += 1
-        records.append(record)
-    return records, parsed
+            contents[at] = None
+            digest = hashlib.sha256(content).hexdigest()
+            earlier = previous.get(path)
+            if earlier is None or earlier.sha256 != digest:
+                placed.append((len(records), path, size, mtime_ns, digest))
+                records.append(None)
+                to_parse.append((path, content))
+                continue
+            reused = earlier
+        reused.size, reused.mtime_ns = size, mtime_ns
+        records.append(reused)
+    content = None  # the loop's last file: held by `to_parse` alone
+    progress.start("parsing", len(records))
+    progress.advance(len(records) - len(to_parse))
+    results = parse_files(to_parse, progress=progress.advance, release=True)
+    if len(results) != len(placed):
+        raise RuntimeError(f"the parse gave {len(results)} results for {len(placed)} files")
+    for (at, path, size, mtime_ns, digest), result in zip(placed, results):
+        records[at] = FileRecord(
+            path, size, mtime_ns, digest, result.language, result.chunks, result.symbols, result.references,
+            result.code_words,
+        )
+    return cast(list[FileRecord], records), len(placed)
 
 
 def read_changed(
     root: Path, walked: Sequence[tuple[str, int, int]], previous: Previous | None, max_file_size: int
 ) -> list[bytes | str | None]:
     """What a build knows of each walked file's content: its bytes, or why it is skipped, read
-    now unless the `previous` build's stats say it is as that build saw it (`Previous.unchanged`):
+    now unless the `previous` build's stats say it is as that build saw it (`FreshnessCheck.changed_positions`):
     then None for a file it indexed (its record and document are kept), or the reason it skipped
     the file. Everything is read when there is no previous build to trust."""
     if previous is None or previous.stats is None:
         return list(read_files(root, [path for path, _, _ in walked], max_file_size))
-    unchanged, skipped = previous.stats.unchanged, previous.skipped
+    to_read, skipped = previous.stats.changed_positions(walked), previous.skipped
     contents: list[bytes | str | None] = [None] * len(walked)
-    to_read: list[int] = []
-    for i, (path, size, mtime_ns) in enumerate(walked):
-        if unchanged(path, size, mtime_ns):
-            contents[i] = skipped.get(path)
-        else:
-            to_read.append(i)
+    if skipped:  # why each file it skipped was: those read again below are judged again
+        for i, (path, _, _) in enumerate(walked):
+            if path in skipped:
+                contents[i] = skipped[path]
     read = read_files(root, [walked[i][0] for i in to_read], max_file_size)
     for i, content in zip(to_read, read):
         contents[i] = content
@@ -651,6 +648,13 @@ class Previous:
         if self._file_ids is None or self._file_ids[0] is not self.graph:
             self._file_ids = (self.graph, {path: i for i, path in enumerate(self.graph.paths)})
         return self._file_ids[1]
+
+    def earlier_ids(self, paths: list[str]) -> np.ndarray:
+        """The previous generation's file id of each of `paths` (-1: not one of its files)."""
+        if self.graph is not None and self.graph.paths == paths:  # an edit in place: the same files
+            return np.arange(len(paths), dtype=np.int64)
+        old_id = self.file_ids()
+        return np.fromiter((old_id.get(path, -1) for path in paths), dtype=np.int64, count=len(paths))
 
     def references(self, file_ids: Sequence[int]) -> dict[int, list[Reference]]:
         """The references of the previous generation's files `file_ids`, read from its segments."""
@@ -775,9 +779,9 @@ class Previous:
             return None
         if (self.stats.max_file_size, self.stats.include_secrets) != (max_file_size, include_secrets):
             return None
-        old_id = self.file_ids()
-        common = [i for path, _, _ in walked if (i := old_id.get(path)) is not None]
-        if any(a >= b for a, b in zip(common, common[1:])):
+        skipped = self.skipped
+        earlier = self.earlier_ids([path for path, _, _ in walked if path not in skipped])
+        if np.any(np.diff(earlier[earlier >= 0]) <= 0):
             return None
         try:
             return LayeredTextIndex.of_generation(self.generation, self.segments)
@@ -1065,6 +1069,8 @@ def write_text_index(
     mapped to the files' ids now) and only the delta written again: then True, and the rows
     follow it (`write_generation`)."""
     added = [(i, content) for i, (_, content) in enumerate(readable) if content is not None]
+    unread = np.ones(len(readable), dtype=bool)
+    unread[[i for i, _ in added]] = False
     empty, _ = TrigramIndex.build([])
     if earlier is None:
         if len(added) != len(readable):
@@ -1073,16 +1079,22 @@ def write_text_index(
         delta = empty
     else:
         assert previous.generation is not None
-        old_id = previous.file_ids()
-        kept = [(old_id[path], i) for i, (path, content) in enumerate(readable) if content is None]
-        kept_in_delta = [(old, new) for old, new in kept if earlier.replaced[old]]
+        # Files unread are the previous generation's, as it indexed them: (old id, new id) each.
+        old_of = previous.earlier_ids([path for path, _ in readable])
+        kept_new = np.flatnonzero(unread)
+        kept_old = old_of[kept_new]
+        if np.any(kept_old < 0):
+            raise RuntimeError("a file left unread is not one of the previous generation's")
+        in_delta = earlier.replaced[kept_old]
+        kept_in_delta = list(zip(kept_old[in_delta].tolist(), kept_new[in_delta].tolist()))
         delta_size = sum(len(content) for _, content in added) + sum(
             earlier.delta.doc_len(old) or 0 for old, _ in kept_in_delta
         )
         # The base's documents of files gone since it was written are carried as dead weight.
-        now = {path for path, _ in readable}
-        gone = [old for path, old in old_id.items() if path not in now and earlier.base_doc(old) >= 0]
-        dead = earlier.removed_bytes() + sum(earlier.base.doc_len(earlier.base_doc(old)) or 0 for old in gone)
+        present = np.zeros(earlier.doc_count, dtype=bool)
+        present[old_of[old_of >= 0]] = True
+        gone = earlier.base_docs(np.flatnonzero(~present))
+        dead = earlier.removed_bytes() + sum(earlier.base.doc_len(doc) or 0 for doc in gone[gone >= 0].tolist())
         if delta_size + dead <= config.current().TEXT_DELTA_MAX_SHARE * earlier.base.content_bytes:
             # The base stays (its files keep their places among the others, as the segments map
             # them), the delta holds every document edited or added since.
@@ -1094,7 +1106,7 @@ def write_text_index(
             return True
         # One new base: the documents of the delta are given to it as new ones.
         from_delta = [(new, earlier.delta.doc_bytes(old)) for old, new in kept_in_delta]
-        from_base = [(earlier.base_doc(old), new) for old, new in kept if not earlier.replaced[old]]
+        from_base = list(zip(earlier.base_docs(kept_old[~in_delta]).tolist(), kept_new[~in_delta].tolist()))
         base, binary = earlier.base.merged(from_base, sorted(added + from_delta))
         delta = empty
     if binary:  # read_files already left binary files out, by the same rule
@@ -1318,8 +1330,12 @@ def dependency_edges(records: list[FileRecord], previous: Previous | None) -> gr
     earlier = previous.graph if previous is not None else None
     if earlier is None or previous is None or previous.generation is None:
         return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))
-    new_id = {r.path: i for i, r in enumerate(records)}
-    old_to_new = np.array([new_id.get(path, -1) for path in earlier.paths], dtype=np.int64)
+    paths = [r.path for r in records]
+    if paths == earlier.paths:  # an edit in place: every file keeps its id
+        old_to_new = np.arange(len(paths), dtype=np.int64)
+    else:
+        new_id = {path: i for i, path in enumerate(paths)}
+        old_to_new = np.array([new_id.get(path, -1) for path in earlier.paths], dtype=np.int64)
     kept_ids = old_to_new[old_to_new >= 0]
     if np.any(np.diff(kept_ids) <= 0):  # ids are by path: never so, but then nothing is carried
         return graph.EdgeColumns.of(_resolved_edges(records, range(len(records)), previous))

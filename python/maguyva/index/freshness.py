@@ -316,25 +316,18 @@ class FreshnessCheck:
         """How the files a walk found (path, size, mtime_ns) differ from the index; `started`
         (a perf_counter reading) is when the check began."""
         started = time.perf_counter() if started is None else started
-        indexed, verified = self.indexed, self.verified
-        racy_after = self.walked_at_ns - RACY_WINDOW_NS
+        indexed = self.indexed
         added: list[str] = []
         suspects: list[tuple[str, int, int, IndexedStat]] = []
-        found = 0
-        for path, size, mtime_ns in walked:
+        for at in self.changed_positions(walked):
+            path, size, mtime_ns = walked[at]
             stat = indexed.get(path)
             if stat is None:
                 added.append(path)
-                continue
-            found += 1
-            # The rule of `unchanged`, inlined: this loop runs over every file before every answer.
-            if size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < racy_after:
-                continue
-            if verified.get(path) == (size, mtime_ns):
-                continue
-            suspects.append((path, size, mtime_ns, stat))
+            else:
+                suspects.append((path, size, mtime_ns, stat))
         removed: list[str] = []
-        if found != len(indexed):
+        if len(walked) - len(added) != len(indexed):
             present = {p for p, _, _ in walked}
             removed = sorted(p for p in indexed if p not in present)
         modified = self._compare_contents(suspects)
@@ -347,15 +340,23 @@ class FreshnessCheck:
             seconds=time.perf_counter() - started,
         )
 
-    def unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
-        """Whether the stat of the file at `path` says it is as the index recorded it: the stat
-        it recorded, taken safely before the walk (or since seen to hold the same content)."""
-        stat = self.indexed.get(path)
-        if stat is None:
-            return False
-        if size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < self.walked_at_ns - RACY_WINDOW_NS:
-            return True
-        return self.verified.get(path) == (size, mtime_ns)
+    def changed_positions(self, walked: Sequence[tuple[str, int, int]]) -> list[int]:
+        """The positions in `walked` (path, size, mtime_ns) of the files whose stat does not say
+        they are as the index recorded them: unchanged is the stat it recorded, taken safely
+        before the walk, or one since seen to hold the same content. (This loop runs over every
+        file before an answer.)"""
+        indexed, verified = self.indexed, self.verified
+        racy_after = self.walked_at_ns - RACY_WINDOW_NS
+        changed: list[int] = []
+        for at, (path, size, mtime_ns) in enumerate(walked):
+            stat = indexed.get(path)
+            if stat is not None and (
+                (size == stat.size and mtime_ns == stat.mtime_ns and mtime_ns < racy_after)
+                or verified.get(path) == (size, mtime_ns)
+            ):
+                continue
+            changed.append(at)
+        return changed
 
     def _compare_contents(self, suspects: list[tuple[str, int, int, IndexedStat]]) -> list[str]:
         """The suspects whose content differs from the indexed content; the others are

@@ -126,6 +126,11 @@ class LayeredTextIndex:
         """The base's document of document `doc_id` (-1: none)."""
         return doc_id if self._base_of is None else int(self._base_of[doc_id])
 
+    def base_docs(self, doc_ids: np.ndarray) -> np.ndarray:
+        """`base_doc` of each of `doc_ids` (int64)."""
+        doc_ids = np.asarray(doc_ids, dtype=np.int64)
+        return doc_ids.copy() if self._base_of is None else self._base_of[doc_ids]
+
     def removed_bytes(self) -> int:
         """The bytes of the base's documents of files removed since it was written."""
         if self.base_files is None:
