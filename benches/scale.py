@@ -15,8 +15,9 @@ process of its own, so that its peak resident size is its own:
 - one edit: a function with a name found nowhere else appended to one file, then the build and
   a search for that name; "edit -> answer" is both, and the edited file must be the first hit;
 - queries: the questions of `--queries` (a benchmark folder: every `annotations/*.json` query,
-  at most 200, in file order), each asked once untimed, then p50 and p95 of three rounds with the
-  default preset.
+  at most 200, in file order) with the default preset, once the index is warmed (`Index.warm`,
+  as a server does): p50 and p95 of each question's first asking, in order, then of three more
+  rounds (a question asked again: its terms' counts are kept from its first asking).
 """
 
 from __future__ import annotations
@@ -95,8 +96,12 @@ def measure(root: Path, index_dir: Path, asked: list[str]) -> dict[str, object]:
         first = index.search(name, top_k=1).results
         answered = time.perf_counter() - started
         found = bool(first) and first[0].path == edited.relative_to(root).as_posix()
+        index.warm()  # the tables questions derive, made as a server makes them before its first
+        first_times = []
         for query in asked:
+            started = time.perf_counter()
             index.search(query)
+            first_times.append((time.perf_counter() - started) * 1e3)
         times = []
         for _ in range(3):
             for query in asked:
@@ -104,6 +109,7 @@ def measure(root: Path, index_dir: Path, asked: list[str]) -> dict[str, object]:
                 index.search(query)
                 times.append((time.perf_counter() - started) * 1e3)
     times.sort()
+    first_times.sort()
     return {
         "files": summary.files,
         "chunks": summary.chunks,
@@ -117,6 +123,8 @@ def measure(root: Path, index_dir: Path, asked: list[str]) -> dict[str, object]:
         "edit_stages": {k: round(v, 3) for k, v in update.stages.items()},
         "edit_answer_ms": round((rebuilt + answered) * 1e3),
         "edit_found": found,
+        "query_first_p50_ms": round(statistics.median(first_times), 2) if first_times else None,
+        "query_first_p95_ms": round(first_times[int(0.95 * (len(first_times) - 1))], 2) if first_times else None,
         "query_p50_ms": round(statistics.median(times), 2),
         "query_p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
         "questions": len(asked),
@@ -140,7 +148,7 @@ def main() -> int:
 
     rows = []
     print(f"{'files':>8} {'chunks':>8} {'cold s':>7} {'parse s':>7} {'write s':>7} {'index MB':>8} {'peak RSS MB':>11} "
-          f"{'again ms':>8} {'edit ms':>8} {'edit->answer ms':>15} {'query p50':>9} {'p95':>6}")
+          f"{'again ms':>8} {'edit ms':>8} {'edit->answer ms':>15} {'first p50':>9} {'p95':>6} {'again p50':>9} {'p95':>6}")
     for size in args.sizes:
         root = args.work / f"corpus-{size}"
         lay_out(args.trees, size, root)
@@ -160,6 +168,7 @@ def main() -> int:
         print(f"{row['files']:>8} {row['chunks']:>8} {row['cold_s']:>7} {stages.get('parse', 0):>7} "
               f"{stages.get('write', 0):>7} {row['index_mb']:>8} {row['peak_rss_mb']:>11} {row['again_ms']:>8} "
               f"{row['edit_build_ms']:>8} {row['edit_answer_ms']:>15}{'' if row['edit_found'] else ' (missed)'} "
+              f"{row['query_first_p50_ms']!s:>9} {row['query_first_p95_ms']!s:>6} "
               f"{row['query_p50_ms']:>9} {row['query_p95_ms']:>6}", flush=True)
         shutil.rmtree(root)
     if args.json:

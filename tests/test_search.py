@@ -12,6 +12,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -406,6 +407,81 @@ def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
         np.testing.assert_array_equal(tf, line_tf)
         np.testing.assert_array_equal(document_frequency, np.count_nonzero(line_tf, axis=0))
         assert tf.sum() > 0
+
+
+@pytest.mark.parametrize("capacity", [0, 300, 32_000_000])
+def test_kept_term_counts_answer_as_counting_again(index, capacity):
+    # A large index keeps each term's count for its next questions, up to a capacity in bytes:
+    # whether a term is kept, let go, or never fits, the counts a question gets are the core's,
+    # started early or asked at once, with terms that recur across questions and within one.
+    from maguyva import config
+    from maguyva.query.retrievers import text
+    from maguyva.query.retrievers.text import Term
+
+    reader = index.reader
+    asked = [["retry", "session"], ["session", "def", "retry"], ["ECONNREFUSED", "nowhere"], ["def"],
+             ["retry", "return", "self."], ["Session", "session"], ["session", "retry"]]
+    tuning = config.DEFAULT.but(TEXT_COUNTS_KEPT_MIN_CHUNKS=0, TEXT_COUNTS_KEPT_BYTES=capacity)
+    with config.using(tuning):
+        for round_ in range(2):
+            for words in asked:
+                terms = [Term(w, w[0].isupper(), 1.0) for w in words]
+                texts, folds = [t.text for t in terms], [not t.case_sensitive for t in terms]
+                expected = reader.text.chunk_line_counts(texts, folds, reader.chunk_start_key, reader.file_chunk_offsets)
+                for start in (False, True):
+                    found = text._counted(reader, terms, None, start=start)()
+                    for column, want in zip(found, expected):
+                        np.testing.assert_array_equal(column, want)
+                        assert column.dtype == want.dtype
+        kept = text._kept_counts(reader)
+        assert kept._bytes <= capacity
+        distinct = {(w, w[0].isupper()) for words in asked for w in words}
+        if capacity == 0:  # only what takes no room: terms found nowhere
+            assert all(not len(counts) for _, _, counts in kept._kept.values())
+        if capacity > 1_000_000:
+            assert set(kept._kept) == distinct
+
+
+def test_kept_counts_let_go_of_the_least_recently_asked_first():
+    from maguyva.query.retrievers.text import KeptCounts
+
+    def entry(n: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.arange(0, 3 * n, 3, dtype=np.uint32), np.ones(n, dtype=np.uint32)
+
+    kept = KeptCounts(capacity=3 * 200)  # packed: 2 bytes a chunk here, so 300 chunks
+    for name in "abc":
+        kept.keep((name, False), *entry(100))
+    assert kept.get(("a", False)) is not None  # now the most recently asked
+    kept.keep(("d", False), *entry(100))  # past the capacity: "b" goes, not "a"
+    assert kept.get(("b", False)) is None
+    assert all(kept.get((name, False)) is not None for name in "acd")
+    kept.keep(("huge", False), *entry(400))  # larger than everything kept: not kept at all
+    assert kept.get(("huge", False)) is None and kept.get(("c", False)) is not None
+    chunks, counts = kept.get(("d", False))
+    np.testing.assert_array_equal(chunks, entry(100)[0])
+    np.testing.assert_array_equal(counts, entry(100)[1])
+    assert kept._bytes <= kept.capacity
+
+
+@given(
+    steps=st.lists(st.integers(min_value=1, max_value=2**24), max_size=60),
+    first=st.integers(min_value=0, max_value=2**24),
+    counts=st.data(),
+)
+def test_packed_counts_unpack_to_the_same_arrays(steps, first, counts):
+    from maguyva.query.retrievers.text import _packed, _unpacked
+
+    chunks = np.asarray(np.cumsum([first, *steps]) if steps or first else [], dtype=np.uint32)
+    values = np.asarray(
+        counts.draw(st.lists(st.integers(1, 2**32 - 1), min_size=len(chunks), max_size=len(chunks))), dtype=np.uint32
+    )
+    packed = _packed(chunks, values)
+    again = _unpacked(*packed)
+    np.testing.assert_array_equal(again[0], chunks)
+    np.testing.assert_array_equal(again[1], values)
+    assert again[0].dtype == again[1].dtype == np.uint32
+    if len(chunks) > 1 and max(steps) < 256 and values.max() < 256:
+        assert packed[1].itemsize == packed[2].itemsize == 1
 
 
 @given(

@@ -11,6 +11,8 @@ its camelCase / snake_case parts (at half weight), so "parseConfig" finds "parse
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -78,11 +80,8 @@ class TextRetriever:
         terms = self.terms(query)
         if not terms or len(reader.chunk_file) == 0 or query.pattern is not None or query.line_spans:
             return lambda: self._retrieve(reader, query, limit, terms)
-        start_key, file_offsets, kept = _layout(reader, query.allowed)
-        counting = reader.text.start_chunk_line_counts(
-            [term.text for term in terms], [not term.case_sensitive for term in terms], start_key, file_offsets
-        )
-        return lambda: self._retrieve(reader, query, limit, terms, lambda: _numbered(counting(), kept))
+        counting = _counted(reader, terms, query.allowed, start=True)
+        return lambda: self._retrieve(reader, query, limit, terms, counting)
 
     def _retrieve(
         self,
@@ -182,11 +181,117 @@ def _chunk_counts(
     reader: IndexReader, terms: list[Term], allowed: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(term index, chunk, count), uint32, by term then chunk."""
+    return _counted(reader, terms, allowed)()
+
+
+def _counted(
+    reader: IndexReader, terms: list[Term], allowed: np.ndarray | None, start: bool = False
+) -> Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`_chunk_counts`, given by the function returned; with `start`, the count is begun on the
+    core's threads first. The counts of a question without filters, over a large index, are
+    those kept of its terms (`KeptCounts`), and of the others, which are then kept."""
     start_key, file_offsets, kept = _layout(reader, allowed)
-    found = reader.text.chunk_line_counts(
-        [term.text for term in terms], [not term.case_sensitive for term in terms], start_key, file_offsets,
-    )  # fmt: skip
-    return _numbered(found, kept)
+
+    def count(asked: list[Term]) -> Callable[[], tuple[np.ndarray, ...]]:
+        texts: list[str | bytes] = [term.text for term in asked]
+        folds = [not term.case_sensitive for term in asked]
+        if start:
+            return reader.text.start_chunk_line_counts(texts, folds, start_key, file_offsets)
+        found = reader.text.chunk_line_counts(texts, folds, start_key, file_offsets)
+        return lambda: found
+
+    if allowed is not None or len(reader.chunk_file) < config.current().TEXT_COUNTS_KEPT_MIN_CHUNKS:
+        whole = count(terms)
+        return lambda: _numbered(whole(), kept)
+    memo = _kept_counts(reader)
+    keys = [(term.text, term.case_sensitive) for term in terms]
+    known = [memo.get(key) for key in keys]
+    missing = [i for i, found in enumerate(known) if found is None]
+    pending = count([terms[i] for i in missing]) if missing else None
+
+    def counted() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if pending is not None:
+            found_terms, chunks, counts = pending()
+            bounds = np.searchsorted(found_terms, np.arange(len(missing) + 1)).tolist()
+            for j, i in enumerate(missing):
+                of_term = chunks[bounds[j] : bounds[j + 1]], counts[bounds[j] : bounds[j + 1]]
+                memo.keep(keys[i], *of_term)
+                known[i] = of_term
+        parts = [found for found in known if found is not None]
+        if len(parts) != len(terms):
+            raise RuntimeError("a term was left without its count")
+        return (
+            np.repeat(np.arange(len(terms), dtype=np.uint32), [len(chunks) for chunks, _ in parts]),
+            np.concatenate([chunks for chunks, _ in parts]),
+            np.concatenate([counts for _, counts in parts]),
+        )
+
+    return counted
+
+
+class KeptCounts:
+    """Each term's count of lines by chunk over one index ((term text, case-sensitive) ->
+    (chunks, counts), uint32), kept for its next questions: the words of a repository's
+    questions recur, and at scale a common word's count is most of a question's time. Up to
+    `capacity` bytes (`config.TEXT_COUNTS_KEPT_BYTES`), the least recently asked let go first;
+    a count is kept packed (`_packed`: about 3 bytes an entry, not 8). Safe to share between
+    threads."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._kept: OrderedDict[tuple[str, bool], tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, bool]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            self._kept.move_to_end(key)
+        return _unpacked(*found)
+
+    def keep(self, key: tuple[str, bool], chunks: np.ndarray, counts: np.ndarray) -> None:
+        packed = _packed(chunks, counts)
+        size = packed[1].nbytes + packed[2].nbytes
+        with self._lock:
+            if key in self._kept or size > self.capacity:
+                return
+            self._kept[key] = packed
+            self._bytes += size
+            while self._bytes > self.capacity:
+                _, (_, steps, dropped) = self._kept.popitem(last=False)
+                self._bytes -= steps.nbytes + dropped.nbytes
+
+
+def _packed(chunks: np.ndarray, counts: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """A term's (chunks, counts), chunks ascending, as (first chunk, steps from each chunk to the
+    next, counts), each array in the narrowest unsigned type that holds its values."""
+    if not len(chunks):
+        return 0, np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.uint8)
+    steps = np.diff(chunks)
+    return int(chunks[0]), steps.astype(_narrowest(steps)), counts.astype(_narrowest(counts))
+
+
+def _narrowest(values: np.ndarray) -> type[np.unsignedinteger]:
+    largest = int(values.max()) if len(values) else 0
+    return np.uint8 if largest <= 0xFF else np.uint16 if largest <= 0xFFFF else np.uint32
+
+
+def _unpacked(first: int, steps: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_packed`'s inverse: (chunks, counts), uint32."""
+    if not len(counts):
+        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.uint32)
+    chunks = np.empty(len(counts), dtype=np.uint32)
+    chunks[0] = first
+    np.cumsum(steps, dtype=np.uint32, out=chunks[1:])
+    chunks[1:] += np.uint32(first)
+    return chunks, counts.astype(np.uint32)
+
+
+@per_reader
+def _kept_counts(reader: IndexReader) -> KeptCounts:
+    return KeptCounts(config.current().TEXT_COUNTS_KEPT_BYTES)
 
 
 def _layout(reader: IndexReader, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
