@@ -206,6 +206,9 @@ def test_a_server_prepares_each_repository_and_what_its_questions_derive(roots, 
         for repository in corpus.repositories:
             repository.prepare()
         assert len(made) == 2  # one table per repository, derived before any question
+        for repository in corpus.repositories:
+            with repository.open() as index:  # and what a question about callers reads
+                assert "symbols_by_name" in vars(index.reader)
         watched = all(r.watched_changes() is not None for r in corpus.repositories)
         walks.clear()
         call(corpus, "search", query="where are orders totalled", top_k=3)
