@@ -421,21 +421,31 @@ def test_kept_term_counts_answer_as_counting_again(index, capacity):
     reader = index.reader
     asked = [["retry", "session"], ["session", "def", "retry"], ["ECONNREFUSED", "nowhere"], ["def"],
              ["retry", "return", "self."], ["Session", "session"], ["session", "retry"]]
+    files = reader.chunk_file
+    # Each filter's counts are its own: every other file, a file's chunks but its first, and
+    # the same filter as another array.
+    masks = [None, (files % 2) == 1, np.arange(len(files)) != reader.file_chunk_offsets[1], (files % 2) == 1]
     tuning = config.DEFAULT.but(TEXT_COUNTS_KEPT_MIN_CHUNKS=0, TEXT_COUNTS_KEPT_BYTES=capacity)
     with config.using(tuning):
         for round_ in range(2):
             for words in asked:
                 terms = [Term(w, w[0].isupper(), 1.0) for w in words]
                 texts, folds = [t.text for t in terms], [not t.case_sensitive for t in terms]
-                expected = reader.text.chunk_line_counts(texts, folds, reader.chunk_start_key, reader.file_chunk_offsets)
-                for start in (False, True):
-                    found = text._counted(reader, terms, None, start=start)()
-                    for column, want in zip(found, expected):
-                        np.testing.assert_array_equal(column, want)
-                        assert column.dtype == want.dtype
+                for allowed in masks:
+                    start_key, file_offsets, kept_ids, _ = text._layout(reader, allowed)
+                    expected = text._numbered(
+                        reader.text.chunk_line_counts(texts, folds, start_key, file_offsets), kept_ids
+                    )
+                    for start in (False, True):
+                        found = text._counted(reader, terms, allowed, start=start)()
+                        for column, want in zip(found, expected):
+                            np.testing.assert_array_equal(column, want)
+                            assert column.dtype == want.dtype
         kept = text._kept_counts(reader)
         assert kept._bytes <= capacity
-        distinct = {(w, w[0].isupper()) for words in asked for w in words}
+        distinct = {(w, w[0].isupper(), digest) for words in asked for w in words
+                    for digest in {text._layout(reader, allowed)[3] for allowed in masks}}
+        assert len({text._layout(reader, allowed)[3] for allowed in masks}) == 3
         if capacity == 0:  # only what takes no room: terms found nowhere
             assert all(not len(counts) for _, _, counts in kept._kept.values())
         if capacity > 1_000_000:

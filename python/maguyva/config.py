@@ -59,8 +59,8 @@ class Tuning:
     PARALLEL_MIN_CHUNKS: int = 50_000
     #: Weight of an identifier's parts relative to the identifier itself.
     TEXT_PART_WEIGHT: float = 0.5
-    #: Each term's count of lines by chunk over a whole index is kept for that index's next
-    #: questions, up to this many bytes in all (packed, about 3 bytes a chunk holding the term),
+    #: Each term's count of lines by chunk over an index (or over a filter's chunks) is kept for
+    #: that index's next questions, up to this many bytes in all (packed, about 3 bytes a chunk holding the term),
     #: the least recently asked let go first. The words of one repository's questions recur:
     #: 200 questions over 59,280 files ask 1,007 terms, 553 of them distinct, whose first
     #: askings are 38% of the terms' counting (11.9 million entries, 36 MB packed). An index of

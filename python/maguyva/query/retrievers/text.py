@@ -10,6 +10,7 @@ its camelCase / snake_case parts (at half weight), so "parseConfig" finds "parse
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -188,9 +189,9 @@ def _counted(
     reader: IndexReader, terms: list[Term], allowed: np.ndarray | None, start: bool = False
 ) -> Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """`_chunk_counts`, given by the function returned; with `start`, the count is begun on the
-    core's threads first. The counts of a question without filters, over a large index, are
-    those kept of its terms (`KeptCounts`), and of the others, which are then kept."""
-    start_key, file_offsets, kept = _layout(reader, allowed)
+    core's threads first. Over a large index, the counts are those kept of the terms
+    (`KeptCounts`, each filter's apart), and of the others, which are then kept."""
+    start_key, file_offsets, kept, scope = _layout(reader, allowed)
 
     def count(asked: list[Term]) -> Callable[[], tuple[np.ndarray, ...]]:
         texts: list[str | bytes] = [term.text for term in asked]
@@ -200,11 +201,11 @@ def _counted(
         found = reader.text.chunk_line_counts(texts, folds, start_key, file_offsets)
         return lambda: found
 
-    if allowed is not None or len(reader.chunk_file) < config.current().TEXT_COUNTS_KEPT_MIN_CHUNKS:
+    if len(reader.chunk_file) < config.current().TEXT_COUNTS_KEPT_MIN_CHUNKS:
         whole = count(terms)
         return lambda: _numbered(whole(), kept)
     memo = _kept_counts(reader)
-    keys = [(term.text, term.case_sensitive) for term in terms]
+    keys = [(term.text, term.case_sensitive, scope) for term in terms]
     known = [memo.get(key) for key in keys]
     missing = [i for i, found in enumerate(known) if found is None]
     pending = count([terms[i] for i in missing]) if missing else None
@@ -217,21 +218,29 @@ def _counted(
                 of_term = chunks[bounds[j] : bounds[j + 1]], counts[bounds[j] : bounds[j + 1]]
                 memo.keep(keys[i], *of_term)
                 known[i] = of_term
+            if len(missing) == len(terms):  # nothing was kept: the core's table is the answer
+                return _numbered((found_terms, chunks, counts), kept)
         parts = [found for found in known if found is not None]
         if len(parts) != len(terms):
             raise RuntimeError("a term was left without its count")
-        return (
+        found = (
             np.repeat(np.arange(len(terms), dtype=np.uint32), [len(chunks) for chunks, _ in parts]),
             np.concatenate([chunks for chunks, _ in parts]),
             np.concatenate([counts for _, counts in parts]),
         )
+        return _numbered(found, kept)
 
     return counted
 
 
+#: What a term's count is kept under: its text, whether its case counts, and the filter it was
+#: counted within (`_layout`'s digest of the filter's chunks; None: the whole index).
+CountKey = tuple[str, bool, bytes | None]
+
+
 class KeptCounts:
-    """Each term's count of lines by chunk over one index ((term text, case-sensitive) ->
-    (chunks, counts), uint32), kept for its next questions: the words of a repository's
+    """Each term's count of lines by chunk over one index (`CountKey` -> (chunks, counts),
+    uint32, the chunks numbered as the filter's layout numbers them), kept for its next questions: the words of a repository's
     questions recur, and at scale a common word's count is most of a question's time. Up to
     `capacity` bytes (`config.TEXT_COUNTS_KEPT_BYTES`), the least recently asked let go first;
     a count is kept packed (`_packed`: about 3 bytes an entry, not 8). Safe to share between
@@ -239,11 +248,11 @@ class KeptCounts:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._kept: OrderedDict[tuple[str, bool], tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._kept: OrderedDict[CountKey, tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, bool]) -> tuple[np.ndarray, np.ndarray] | None:
+    def get(self, key: CountKey) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
             found = self._kept.get(key)
             if found is None:
@@ -251,7 +260,7 @@ class KeptCounts:
             self._kept.move_to_end(key)
         return _unpacked(*found)
 
-    def keep(self, key: tuple[str, bool], chunks: np.ndarray, counts: np.ndarray) -> None:
+    def keep(self, key: CountKey, chunks: np.ndarray, counts: np.ndarray) -> None:
         packed = _packed(chunks, counts)
         size = packed[1].nbytes + packed[2].nbytes
         with self._lock:
@@ -294,13 +303,16 @@ def _kept_counts(reader: IndexReader) -> KeptCounts:
     return KeptCounts(config.current().TEXT_COUNTS_KEPT_BYTES)
 
 
-def _layout(reader: IndexReader, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _layout(
+    reader: IndexReader, allowed: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, bytes | None]:
     """The chunk layout the core counts in (`TrigramIndex.chunk_line_counts`): the index's, or
     with `allowed` (a filter's chunks) those chunks alone, numbered among themselves (a file's
-    chunks stay together), with the index's id of each (`kept`). A filter's layout is kept for
-    its next questions: at 59,000 files it costs 0.4 ms to make."""
+    chunks stay together), with the index's id of each (`kept`) and a digest of `allowed` (what
+    tells this layout from another's). A filter's layout is kept for its next questions: at
+    59,000 files it costs 0.4 ms to make."""
     if allowed is None:
-        return reader.chunk_start_key, reader.file_chunk_offsets, None
+        return reader.chunk_start_key, reader.file_chunk_offsets, None, None
     return _filter_layouts(reader).get(allowed, lambda mask: _filter_layout(reader, mask))
 
 
@@ -314,12 +326,13 @@ def _filter_layouts(reader: IndexReader) -> PerMask:
     return PerMask(_KEPT_FILTER_LAYOUTS)
 
 
-def _filter_layout(reader: IndexReader, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _filter_layout(reader: IndexReader, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bytes]:
     kept = np.flatnonzero(allowed)
     start_key = np.ascontiguousarray(reader.chunk_start_key[kept])
     per_file = np.bincount(np.asarray(reader.chunk_file)[kept].astype(np.int64), minlength=len(reader.files))
     file_offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_file, dtype=np.int64)])
-    return start_key, file_offsets, kept
+    digest = hashlib.blake2b(np.packbits(np.asarray(allowed, dtype=bool)).tobytes(), digest_size=16).digest()
+    return start_key, file_offsets, kept, digest
 
 
 def _numbered(found: tuple[np.ndarray, ...], kept: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
