@@ -410,7 +410,7 @@ def test_term_counts_from_the_core_are_those_of_every_matching_line(index):
 
 
 @pytest.mark.parametrize("capacity", [0, 300, 32_000_000])
-def test_kept_term_counts_answer_as_counting_again(index, capacity):
+def test_kept_term_counts_answer_as_counting_again(index, capacity, monkeypatch):
     # A large index keeps each term's count for its next questions, up to a capacity in bytes:
     # whether a term is kept, let go, or never fits, the counts a question gets are the core's,
     # started early or asked at once, with terms that recur across questions and within one.
@@ -418,6 +418,7 @@ def test_kept_term_counts_answer_as_counting_again(index, capacity):
     from maguyva.query.retrievers import text
     from maguyva.query.retrievers.text import Term
 
+    monkeypatch.setattr(text, "_kept", text.KeptCounts())  # this test's counts alone
     reader = index.reader
     asked = [["retry", "session"], ["session", "def", "retry"], ["ECONNREFUSED", "nowhere"], ["def"],
              ["retry", "return", "self."], ["Session", "session"], ["session", "retry"]]
@@ -441,15 +442,15 @@ def test_kept_term_counts_answer_as_counting_again(index, capacity):
                         for column, want in zip(found, expected):
                             np.testing.assert_array_equal(column, want)
                             assert column.dtype == want.dtype
-        kept = text._kept_counts(reader)
+        kept, owner = text._kept, text._counts_owner(reader)
         assert kept._bytes <= capacity
-        distinct = {(w, w[0].isupper(), digest) for words in asked for w in words
-                    for digest in {text._layout(reader, allowed)[3] for allowed in masks}}
-        assert len({text._layout(reader, allowed)[3] for allowed in masks}) == 3
+        digests = {text._layout(reader, allowed)[3] for allowed in masks}
+        assert len(digests) == 3
+        distinct = {(owner, w, w[0].isupper(), digest) for words in asked for w in words for digest in digests}
         if capacity == 0:  # only what takes no room: terms found nowhere
             assert all(not len(counts) for _, _, counts in kept._kept.values())
         if capacity > 1_000_000:
-            assert set(kept._kept) == distinct
+            assert {key for key in kept._kept if key[0] is owner} == distinct
 
 
 def test_kept_counts_let_go_of_the_least_recently_asked_first():
@@ -458,19 +459,21 @@ def test_kept_counts_let_go_of_the_least_recently_asked_first():
     def entry(n: int) -> tuple[np.ndarray, np.ndarray]:
         return np.arange(0, 3 * n, 3, dtype=np.uint32), np.ones(n, dtype=np.uint32)
 
-    kept = KeptCounts(capacity=3 * 200)  # packed: 2 bytes a chunk here, so 300 chunks
-    for name in "abc":
-        kept.keep((name, False), *entry(100))
-    assert kept.get(("a", False)) is not None  # now the most recently asked
-    kept.keep(("d", False), *entry(100))  # past the capacity: "b" goes, not "a"
-    assert kept.get(("b", False)) is None
-    assert all(kept.get((name, False)) is not None for name in "acd")
-    kept.keep(("huge", False), *entry(400))  # larger than everything kept: not kept at all
-    assert kept.get(("huge", False)) is None and kept.get(("c", False)) is not None
-    chunks, counts = kept.get(("d", False))
+    kept, capacity = KeptCounts(), 3 * 200  # packed: 2 bytes a chunk here, so 300 chunks
+    one, other = object(), object()  # two indexes: one capacity for both
+    for index, name in ((one, "a"), (other, "b"), (one, "c")):
+        kept.keep((index, name, False, None), *entry(100), capacity)
+    assert kept.get((one, "a", False, None)) is not None  # now the most recently asked
+    kept.keep((other, "d", False, None), *entry(100), capacity)  # past the capacity: "b" goes, not "a"
+    assert kept.get((other, "b", False, None)) is None
+    assert all(kept.get(key) is not None for key in ((one, "a", False, None), (one, "c", False, None), (other, "d", False, None)))
+    assert kept.get((other, "a", False, None)) is None  # another index's count of the same term
+    kept.keep((one, "huge", False, None), *entry(400), capacity)  # larger than the capacity: not kept
+    assert kept.get((one, "huge", False, None)) is None and kept.get((one, "c", False, None)) is not None
+    chunks, counts = kept.get((other, "d", False, None))
     np.testing.assert_array_equal(chunks, entry(100)[0])
     np.testing.assert_array_equal(counts, entry(100)[1])
-    assert kept._bytes <= kept.capacity
+    assert kept._bytes <= capacity
 
 
 @given(

@@ -60,13 +60,14 @@ class Tuning:
     #: Weight of an identifier's parts relative to the identifier itself.
     TEXT_PART_WEIGHT: float = 0.5
     #: Each term's count of lines by chunk over an index (or over a filter's chunks) is kept for
-    #: that index's next questions, up to this many bytes in all (packed, about 3 bytes a chunk holding the term),
-    #: the least recently asked let go first. The words of one repository's questions recur:
-    #: 200 questions over 59,280 files ask 1,007 terms, 553 of them distinct, whose first
-    #: askings are 38% of the terms' counting (11.9 million entries, 36 MB packed). An index of
-    #: fewer chunks than the minimum counts every time: its terms cost tens of microseconds (the
-    #: dev split's repositories, 80 to 10,700 chunks, gained nothing), while over 46,000 chunks
-    #: the first askings' p50 fell 13% and their p95 25-35%.
+    #: that index's next questions, up to this many bytes in all in the process, for every index
+    #: it has open (packed, about 3 bytes a chunk holding the term), the least recently asked let
+    #: go first. The words of one repository's questions recur: 200 questions over 59,280 files
+    #: ask 1,007 terms, 553 of them distinct, whose first askings are 38% of the terms' counting
+    #: (11.9 million entries; 32 MB holds 448 of the 553). An index of fewer chunks than the
+    #: minimum counts every time: its terms cost tens of microseconds (the dev split's
+    #: repositories, 80 to 10,700 chunks, gained nothing), while over 46,000 chunks the first
+    #: askings' p50 fell 13% and their p95 25-35%.
     TEXT_COUNTS_KEPT_BYTES: int = 32_000_000
     TEXT_COUNTS_KEPT_MIN_CHUNKS: int = 20_000
     #: A chunk holding no definition and at most this many lines (an import block, a stray

@@ -204,8 +204,8 @@ def _counted(
     if len(reader.chunk_file) < config.current().TEXT_COUNTS_KEPT_MIN_CHUNKS:
         whole = count(terms)
         return lambda: _numbered(whole(), kept)
-    memo = _kept_counts(reader)
-    keys = [(term.text, term.case_sensitive, scope) for term in terms]
+    memo, owner, capacity = _kept, _counts_owner(reader), config.current().TEXT_COUNTS_KEPT_BYTES
+    keys = [(owner, term.text, term.case_sensitive, scope) for term in terms]
     known = [memo.get(key) for key in keys]
     missing = [i for i, found in enumerate(known) if found is None]
     pending = count([terms[i] for i in missing]) if missing else None
@@ -216,7 +216,7 @@ def _counted(
             bounds = np.searchsorted(found_terms, np.arange(len(missing) + 1)).tolist()
             for j, i in enumerate(missing):
                 of_term = chunks[bounds[j] : bounds[j + 1]], counts[bounds[j] : bounds[j + 1]]
-                memo.keep(keys[i], *of_term)
+                memo.keep(keys[i], *of_term, capacity)
                 known[i] = of_term
             if len(missing) == len(terms):  # nothing was kept: the core's table is the answer
                 return _numbered((found_terms, chunks, counts), kept)
@@ -233,21 +233,22 @@ def _counted(
     return counted
 
 
-#: What a term's count is kept under: its text, whether its case counts, and the filter it was
-#: counted within (`_layout`'s digest of the filter's chunks; None: the whole index).
-CountKey = tuple[str, bool, bytes | None]
+#: What a term's count is kept under: the index it counts in (`_counts_owner`), its text,
+#: whether its case counts, and the filter it was counted within (`_layout`'s digest of the
+#: filter's chunks; None: the whole index).
+CountKey = tuple[object, str, bool, bytes | None]
 
 
 class KeptCounts:
-    """Each term's count of lines by chunk over one index (`CountKey` -> (chunks, counts),
-    uint32, the chunks numbered as the filter's layout numbers them), kept for its next questions: the words of a repository's
-    questions recur, and at scale a common word's count is most of a question's time. Up to
-    `capacity` bytes (`config.TEXT_COUNTS_KEPT_BYTES`), the least recently asked let go first;
-    a count is kept packed (`_packed`: about 3 bytes an entry, not 8). Safe to share between
-    threads."""
+    """Terms' counts of lines by chunk (`CountKey` -> (chunks, counts), uint32, the chunks
+    numbered as the filter's layout numbers them), kept for the next questions: the words of a
+    repository's questions recur, and at scale a common word's count is most of a question's
+    time. Up to a capacity in bytes, over every index that keeps its counts here, the least
+    recently asked let go first (an index closed, or an edit's earlier generation, is let go
+    that way); a count is kept packed (`_packed`: about 3 bytes an entry, not 8). Safe to share
+    between threads."""
 
-    def __init__(self, capacity: int):
-        self.capacity = capacity
+    def __init__(self) -> None:
         self._kept: OrderedDict[CountKey, tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -260,15 +261,17 @@ class KeptCounts:
             self._kept.move_to_end(key)
         return _unpacked(*found)
 
-    def keep(self, key: CountKey, chunks: np.ndarray, counts: np.ndarray) -> None:
+    def keep(self, key: CountKey, chunks: np.ndarray, counts: np.ndarray, capacity: int) -> None:
+        """Keep `key`'s count, then let go of the least recently asked until at most `capacity`
+        bytes are kept (a count larger than that is not kept)."""
         packed = _packed(chunks, counts)
         size = packed[1].nbytes + packed[2].nbytes
         with self._lock:
-            if key in self._kept or size > self.capacity:
+            if key in self._kept or size > capacity:
                 return
             self._kept[key] = packed
             self._bytes += size
-            while self._bytes > self.capacity:
+            while self._bytes > capacity:
                 _, (_, steps, dropped) = self._kept.popitem(last=False)
                 self._bytes -= steps.nbytes + dropped.nbytes
 
@@ -298,9 +301,15 @@ def _unpacked(first: int, steps: np.ndarray, counts: np.ndarray) -> tuple[np.nda
     return chunks, counts.astype(np.uint32)
 
 
+#: The counts kept in this process (`config.TEXT_COUNTS_KEPT_BYTES` at most, for all its indexes).
+_kept = KeptCounts()
+
+
 @per_reader
-def _kept_counts(reader: IndexReader) -> KeptCounts:
-    return KeptCounts(config.current().TEXT_COUNTS_KEPT_BYTES)
+def _counts_owner(reader: IndexReader) -> object:
+    """What an opened index's counts are kept under: its own, so an edit's generation counts
+    afresh, and a closed index's are let go as others are kept."""
+    return object()
 
 
 def _layout(
