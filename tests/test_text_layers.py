@@ -344,13 +344,27 @@ def test_what_depends_on_the_paths_alone_is_derived_once_while_they_stay(tmp_pat
         edited = IndexReader(index_dir, first)  # the same paths: the same vocabulary
         assert edited.layout is first.layout and path_vocabulary(edited) is vocabulary
         assert path_ranks(edited) is path_ranks(first)
+        # Each file is the earlier reader's own where it is unchanged, and as read anew where not.
+        alone = IndexReader(index_dir)
+        assert edited.files == alone.files and edited.layout.files == alone.layout.files
+        alone.close()
+        ledger = next(f.id for f in edited.files if f.path == "mill/ledger.py")
+        assert edited.files[ledger] is not first.files[ledger] and edited.files[ledger] != first.files[ledger]
+        assert all(a is b for a, b in zip(edited.files, first.files) if a.id != ledger)
         write(root, {"mill/bakery.py": "def loaf(dough):\n    return dough\n"})
         build_index(root, index_dir)
         added = IndexReader(index_dir, edited)  # a path more: derived again, with it
         assert added.layout is not edited.layout
         assert path_vocabulary(added) is not vocabulary
         assert path_vocabulary(added).share("bakery") > 0 == vocabulary.share("bakery")
-        for reader in (edited, added):
+        (root / "mill/bakery.py").rename(root / "mill/hopper.py")  # as many files, one path other
+        build_index(root, index_dir)
+        renamed = IndexReader(index_dir, added)
+        alone = IndexReader(index_dir)
+        assert renamed.layout is not added.layout and renamed.layout.files == alone.layout.files
+        assert renamed.files == alone.files
+        alone.close()
+        for reader in (edited, added, renamed):
             reader.close()
     finally:
         first.close()

@@ -50,6 +50,8 @@ class IndexReader:
     layout: FileLayout
     #: Each file of the generation, by id.
     files: list[FileInfo]
+    #: The rows of its `files` table, by id (`store.file_rows`).
+    file_rows: Sequence[tuple[Any, ...]]
 
     def __init__(self, index_dir: Path, earlier: IndexReader | None = None):
         """The published generation of the index at `index_dir`. `earlier`, a reader of an
@@ -59,6 +61,7 @@ class IndexReader:
         self.index_dir = index_dir
         self._earlier_layout: FileLayout | None = earlier.layout if earlier is not None else None
         self._earlier_files: list[FileInfo] | None = earlier.files if earlier is not None else None
+        self._earlier_rows: Sequence[tuple[Any, ...]] | None = earlier.file_rows if earlier is not None else None
         # Pinned while this reader is open: a build publishing a newer generation leaves this
         # one on disk until the reader closes.
         self._pinned = store.PinnedGeneration.open(index_dir)
@@ -94,8 +97,9 @@ class IndexReader:
             if not manifest_written:
                 store.verify(generation)
             self.meta = store.read_meta(self.db)
-            file_rows = store.file_rows(self.db, generation)
-            self.files = _files_of(file_rows, self._earlier_files)
+            self.file_rows = file_rows = store.file_rows(self.db, generation)
+            earlier_rows, self._earlier_rows = self._earlier_rows, None
+            self.files = _files_of(file_rows, self._earlier_files, earlier_rows)
             self._earlier_files = None
             #: Each file's roles (`maguyva.index.roles`), found at build time: a bit per role.
             self.file_roles = np.array([row[6] for row in file_rows], dtype=np.int64)
@@ -105,9 +109,12 @@ class IndexReader:
             }
             #: The files' paths, languages and roles: an earlier generation's when they are the
             #: same (an edit in place), so that what is derived from them alone is shared.
-            layout = tuple((row[1], row[2], row[6], row[7]) for row in file_rows)
             earlier_layout, self._earlier_layout = self._earlier_layout, None
-            self.layout = earlier_layout if earlier_layout is not None and earlier_layout.files == layout else FileLayout(layout)
+            if earlier_layout is not None and earlier_rows is not None and _same_layout(file_rows, earlier_rows):
+                self.layout = earlier_layout
+            else:
+                layout = tuple((row[1], row[2], row[6], row[7]) for row in file_rows)
+                self.layout = earlier_layout if earlier_layout is not None and earlier_layout.files == layout else FileLayout(layout)
             #: The rows of files, chunks, symbols and references (`index.segments`).
             self.segments = Segments(generation, len(file_rows))
             self.segments.read_arrays(CHUNKS, ["file_id", "start_line", "end_line", "symbol_id"])
@@ -448,18 +455,35 @@ _Derived = TypeVar("_Derived")
 _KEPT_DEFINING = 256
 
 
-def _files_of(rows: Sequence[tuple[Any, ...]], earlier: list[FileInfo] | None) -> list[FileInfo]:
+def _files_of(
+    rows: Sequence[tuple[Any, ...]], earlier: list[FileInfo] | None, earlier_rows: Sequence[tuple[Any, ...]] | None = None
+) -> list[FileInfo]:
     """The `FileInfo` of each row of the `files` table (id, path, language, size, mtime, digest,
     ...), the `earlier` generation's own object where it is the same: an edit keeps most files
     as they were, and objects kept from one generation to the next are not new work for the
-    cyclic collector (named tuples are never untracked by it)."""
+    cyclic collector (named tuples are never untracked by it). A row that is the very row the
+    earlier generation read (`earlier_rows`: an update hands on the rows it kept) is its file."""
     found: list[FileInfo] = []
     before = earlier or []
-    for i, path, language, size, mtime_ns, digest, _, _ in rows:
+    handed = earlier_rows if earlier_rows is not None and len(earlier_rows) == len(before) else ()
+    for row in rows:
+        i = row[0]
+        if i < len(handed) and row is handed[i]:
+            found.append(before[i])
+            continue
+        _, path, language, size, mtime_ns, digest, _, _ = row
         key = (i, store.path_from_db(path), language, size, mtime_ns, digest)
         old = before[i] if i < len(before) else None
         found.append(old if old is not None and old == key else FileInfo._make(key))
     return found
+
+
+def _same_layout(rows: Sequence[tuple[Any, ...]], earlier_rows: Sequence[tuple[Any, ...]]) -> bool:
+    """Whether two generations' `files` rows give the same layout (path, language and roles of
+    each file), looking at the values only of rows that are not the very same."""
+    return len(rows) == len(earlier_rows) and all(
+        row is old or (row[1:3] == old[1:3] and row[6:8] == old[6:8]) for row, old in zip(rows, earlier_rows)
+    )
 
 
 class FileLayout:
