@@ -263,7 +263,9 @@ class KeptCounts:
 
     def keep(self, key: CountKey, chunks: np.ndarray, counts: np.ndarray, capacity: int) -> None:
         """Keep `key`'s count, then let go of the least recently asked until at most `capacity`
-        bytes are kept (a count larger than that is not kept)."""
+        bytes are kept (a count larger than that is not kept, nor packed: 2 bytes a chunk at least)."""
+        if 2 * len(chunks) > capacity:
+            return
         packed = _packed(chunks, counts)
         size = packed[1].nbytes + packed[2].nbytes
         with self._lock:
