@@ -342,3 +342,30 @@ def test_rows_of_a_delta_over_a_base_without_such_rows_name_the_generation_files
         references = reader.segments.rows_of_files(REFS, "file_id, name", [oven])
         assert {(file_id, name) for _, file_id, name in references} >= {(oven, "bakery.tray"), (oven, "load")}
         assert index.search('"knead_dough"').results[0].path == "oven.py"
+
+
+@given(st.data())
+def test_rows_taken_by_runs_are_those_taken_one_by_one(data):
+    # A generation's rows are its base's and its delta's in the order `gather` gives; taken as
+    # slices of consecutive rows (an edit's generation: a few long runs), they are the same.
+    from maguyva.index.segments import consecutive_runs, take_runs
+
+    base, delta = data.draw(st.integers(0, 60)), data.draw(st.integers(0, 20))
+    rows = [f"row {i}" for i in range(base + delta)]
+    shape = data.draw(st.sampled_from(["edit", "whole", "any"]))
+    if shape == "whole":  # every row in order: one run, from the base's rows into the delta's
+        gather = np.arange(base + delta, dtype=np.int64)
+    elif shape == "edit" and base:
+        # An edit's shape: the base in order, some of its rows replaced by the delta's.
+        gather = np.arange(base, dtype=np.int64)
+        replaced = data.draw(st.lists(st.integers(0, base - 1), max_size=min(delta, base), unique=True))
+        gather[sorted(replaced)] = base + np.arange(len(replaced))
+    else:
+        picked = data.draw(st.lists(st.integers(0, max(base + delta - 1, 0)), max_size=80)) if rows else []
+        gather = np.asarray(picked, dtype=np.int64)
+    runs = consecutive_runs(gather)
+    assert runs is not None  # few rows: few runs
+    assert take_runs(runs, rows[:base], rows[base:]) == [rows[i] for i in gather.tolist()]
+    assert consecutive_runs(np.arange(0, 4000, 2, dtype=np.int64)) is None  # a run a row: row by row
+    few = [f"row {i}" for i in range(7)]  # a base of 2 rows run on into a delta of 5
+    assert take_runs(consecutive_runs(np.arange(7, dtype=np.int64)) or [], few[:2], few[2:]) == few
